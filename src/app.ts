@@ -1,0 +1,169 @@
+/**
+ * The composition root: builds the stores, rules, services and transports from the
+ * configuration, and nothing else. `createApp` is what tests start on port 0 and what
+ * main.ts runs.
+ */
+import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import type { Logger } from "pino";
+import { AdminService } from "../gen/audit/v1/admin_pb.js";
+import { EventService } from "../gen/audit/v1/events_pb.js";
+import { IngestService } from "../gen/audit/v1/ingest_pb.js";
+import { TokenService } from "../gen/audit/v1/tokens_pb.js";
+import { adminOperations } from "./admin/admin-service.js";
+import { generateApiKey } from "./auth/api-keys.js";
+import { createAuthenticator } from "./auth/authenticator.js";
+import type { Config } from "./config.js";
+import { createKeyring } from "./crypto/keyring.js";
+import { resolveSecrets } from "./embedded-secrets.js";
+import { ingestOperations } from "./ingest/ingest-operations.js";
+import { createIngestService } from "./ingest/ingest-service.js";
+import { createMetrics, type Metrics } from "./observability/metrics.js";
+import type { Db } from "./store/db.js";
+import { createEventStore } from "./store/events.js";
+import { migrate } from "./store/migrations.js";
+import { createPgliteDb } from "./store/pglite-driver.js";
+import { createPostgresDb } from "./store/postgres-driver.js";
+import { createProjectStore, type ProjectStore } from "./store/projects.js";
+import { connectRoutes, errorBoundary } from "./transport/connect-routes.js";
+import { createHttpHandler, notFound } from "./transport/http-handler.js";
+import { MAX_BODY_BYTES } from "./transport/body.js";
+import type { Operations } from "./transport/operation.js";
+import { createRestRouter, type NodeRequest, type NodeResponse } from "./transport/rest.js";
+import { listen, type ListeningServer } from "./transport/server.js";
+
+/** The services of the API, in the order of the proto files. */
+export const SERVICES = [IngestService, EventService, TokenService, AdminService];
+
+/** A built application, not yet listening. */
+export interface App {
+  config: Config;
+  logger: Logger;
+  db: Db;
+  metrics: Metrics;
+  projects: ProjectStore;
+  adminToken: string | undefined;
+  handler: (req: NodeRequest, res: NodeResponse) => void;
+  /** What the first start of the embedded default created, to print once. */
+  firstStart: { projectId: string; secret: string } | undefined;
+  /** Names of secrets generated into DATA_DIR on this start. */
+  generatedSecrets: string[];
+  /** Listens on the configured port. */
+  listen(): Promise<ListeningServer>;
+  /** Releases timers, pools and the database. */
+  close(): Promise<void>;
+}
+
+/** Options for tests and tools. */
+export interface AppOptions {
+  /** Collect process metrics (main does; tests do not). */
+  processMetrics?: boolean;
+}
+
+/** Builds the application from its configuration. */
+export async function createApp(
+  config: Config,
+  logger: Logger,
+  options: AppOptions = {},
+): Promise<App> {
+  const secrets = await resolveSecrets(config);
+  const db = config.DATABASE_URL
+    ? createPostgresDb({ url: config.DATABASE_URL })
+    : await createPgliteDb(join(config.DATA_DIR, "pglite"));
+  try {
+    await migrate(db);
+  } catch (error) {
+    await db.close().catch(() => {});
+    throw error;
+  }
+
+  const metrics = createMetrics(options.processMetrics ?? false);
+  const keyring = createKeyring({ db, masterKey: secrets.masterKey });
+  const projects = createProjectStore(db, keyring);
+  const events = createEventStore(db);
+  const authenticator = createAuthenticator({
+    projects,
+    cacheSeconds: config.API_KEY_CACHE_SECONDS,
+  });
+  const ingest = createIngestService({
+    authenticator,
+    keyring,
+    events,
+    idempotencyTtlSeconds: config.IDEMPOTENCY_TTL_SECONDS,
+    onCreated: (principal) => metrics.eventCreated(principal.environment),
+  });
+
+  const operations: Operations = new Map([
+    ...ingestOperations(ingest),
+    ...adminOperations({ projects, keyring, authenticator, adminToken: secrets.adminToken }),
+  ]);
+  const connect = connectNodeAdapter({
+    routes: connectRoutes(operations),
+    interceptors: [errorBoundary(logger)],
+    fallback: notFound,
+    readMaxBytes: MAX_BODY_BYTES,
+  });
+  const procedures = new Set(
+    SERVICES.flatMap((service) => service.methods.map((m) => `/${service.typeName}/${m.name}`)),
+  );
+  const handler = createHttpHandler({
+    logger,
+    metrics,
+    rest: createRestRouter(SERVICES, operations),
+    connect,
+    procedures,
+    readiness: { database: () => db.ping() },
+    requireHttps: config.NODE_ENV === "production",
+    trustProxy: config.TRUST_PROXY,
+  });
+
+  const firstStart = config.DATABASE_URL ? undefined : await bootstrapEmbedded(projects);
+
+  // Expired idempotency keys are deleted every minute (and once at start-up).
+  const sweep = () =>
+    events.deleteExpiredIdempotencyKeys(new Date()).catch((error: unknown) => {
+      logger.warn({ err: error }, "could not delete expired idempotency keys");
+    });
+  void sweep();
+  const sweeper = setInterval(sweep, 60_000);
+  sweeper.unref();
+
+  return {
+    config,
+    logger,
+    db,
+    metrics,
+    projects,
+    adminToken: secrets.adminToken,
+    handler,
+    firstStart,
+    generatedSecrets: secrets.generated,
+    async listen() {
+      const tls =
+        config.TLS_CERT_FILE && config.TLS_KEY_FILE
+          ? { cert: await readFile(config.TLS_CERT_FILE), key: await readFile(config.TLS_KEY_FILE) }
+          : undefined;
+      return listen(handler, { host: config.HOST, port: config.PORT, ...(tls ? { tls } : {}) });
+    },
+    async close() {
+      clearInterval(sweeper);
+      await db.close();
+    },
+  };
+}
+
+/** On an empty embedded database: a free project and a test key, to print once. */
+async function bootstrapEmbedded(projects: ProjectStore) {
+  const existing = await projects.listProjects();
+  if (existing.length > 0) return undefined;
+  const project = await projects.createProject("Default project", "free");
+  const key = generateApiKey("test");
+  await projects.createApiKey({
+    projectId: project.id,
+    environment: "test",
+    keyHash: key.hash,
+    prefix: key.prefix,
+  });
+  return { projectId: project.id, secret: key.secret };
+}

@@ -1,0 +1,82 @@
+/**
+ * The service's configuration: one schema-validated parse of the environment at
+ * start-up. Nothing else in the service reads `process.env`.
+ */
+import { z } from "zod";
+
+const integer = (min: number, max: number) =>
+  z
+    .string()
+    .regex(/^\d+$/, "must be a whole number")
+    .transform(Number)
+    .pipe(z.number().int().min(min).max(max));
+
+const flag = z
+  .enum(["1", "0", "true", "false", "yes", "no", ""])
+  .transform((value) => value === "1" || value === "true" || value === "yes");
+
+const base64Key = z
+  .string()
+  .refine(
+    (value) => Buffer.from(value, "base64").length === 32,
+    "must be 32 bytes encoded in base64",
+  );
+
+const schema = z.object({
+  PORT: integer(0, 65535).default(3000),
+  HOST: z.string().min(1).default("0.0.0.0"),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL")
+    .optional(),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, "must be a redis:// URL")
+    .optional(),
+  REDIS_KEY_PREFIX: z.string().default("audit:"),
+  DATA_DIR: z.string().min(1).default("./data"),
+  MASTER_KEY: base64Key.optional(),
+  ADMIN_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
+  TOKEN_SIGNING_KEY: z.string().min(32, "must be at least 32 characters").optional(),
+  NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
+  TRUST_PROXY: flag.default(false),
+  TLS_CERT_FILE: z.string().min(1).optional(),
+  TLS_KEY_FILE: z.string().min(1).optional(),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  RATE_LIMIT_MAX: integer(1, 1_000_000_000).default(100),
+  RATE_LIMIT_WINDOW_SECONDS: integer(1, 86_400).default(60),
+  IDEMPOTENCY_TTL_SECONDS: integer(1, 31_536_000).default(86_400),
+  API_KEY_CACHE_SECONDS: integer(0, 300).default(5),
+  SHUTDOWN_TIMEOUT_SECONDS: integer(1, 600).default(25),
+});
+
+/** The parsed configuration. */
+export type Config = z.output<typeof schema>;
+
+/** Raised when the environment is invalid; the message names the variable. */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+/**
+ * Parses the environment. Empty strings count as unset, so `FOO=` in a shell keeps the
+ * default. Throws a ConfigError naming the first bad variable.
+ */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const present: Record<string, string> = {};
+  for (const key of Object.keys(schema.shape)) {
+    const value = env[key];
+    if (value !== undefined && value !== "") present[key] = value;
+  }
+  const result = schema.safeParse(present);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    const name = issue?.path.join(".") ?? "environment";
+    throw new ConfigError(`Invalid configuration: ${name} ${issue?.message ?? "is invalid"}`);
+  }
+  const config = result.data;
+  if ((config.TLS_CERT_FILE === undefined) !== (config.TLS_KEY_FILE === undefined)) {
+    throw new ConfigError("Invalid configuration: TLS_CERT_FILE and TLS_KEY_FILE go together");
+  }
+  return config;
+}

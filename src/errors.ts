@@ -1,0 +1,87 @@
+/**
+ * The one error vocabulary of the domain. Rules throw a ServiceError with a kind and
+ * the facts a client needs; the transports map it once each: to the spec's REST
+ * bodies (transport/rest-errors.ts) and to ConnectError (transport/connect-errors.ts).
+ * Anything that is not a ServiceError is an internal failure: logged, never leaked.
+ */
+
+/** A failing field of a validation error, in the spec's 422 shape. */
+export interface FieldIssue {
+  path: (string | number)[];
+  message: string;
+  code: string;
+}
+
+/** The figures of a monthly quota refusal. */
+export interface QuotaFacts {
+  current: number;
+  limit: number;
+  plan: string;
+}
+
+export type ServiceErrorKind =
+  | "bad_request"
+  | "unauthenticated"
+  | "permission_denied"
+  | "not_found"
+  | "conflict"
+  | "payload_too_large"
+  | "validation"
+  | "quota_exceeded"
+  | "rate_limited"
+  | "unavailable";
+
+/** Facts carried by some kinds of error. */
+export interface ServiceErrorFacts {
+  issues?: FieldIssue[];
+  quota?: QuotaFacts;
+  retryAfterSeconds?: number;
+}
+
+/** An expected failure of a request, with the message the client sees. */
+export class ServiceError extends Error {
+  override name = "ServiceError";
+
+  constructor(
+    readonly kind: ServiceErrorKind,
+    message: string,
+    readonly facts: ServiceErrorFacts = {},
+  ) {
+    super(message);
+  }
+}
+
+/** Messages fixed by the specification (section 7). */
+export const Messages = {
+  missingKey: "Missing API key. Provide a Bearer token or X-Project-Key header",
+  invalidKeyFormat: "Invalid API key format",
+  invalidKey: "Invalid API key",
+  revokedKey: "API key has been revoked",
+  readOnlyToken: "Frontend tokens are read-only and cannot create events",
+  idempotencyConflict: "Idempotency key conflict: same key used with different body",
+  payloadTooLarge: "Request payload too large",
+  validationFailed: "Validation failed",
+  rateLimited: "Rate limit exceeded",
+  httpsRequired: "HTTPS is required",
+  internal: "Internal server error",
+  unavailable: "Service temporarily unavailable: the database cannot be reached",
+  notFound: "Not found",
+} as const;
+
+/** True when the error means the database could not be reached (not a query bug). */
+export function isConnectionFailure(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  return (
+    code === "ECONNREFUSED" ||
+    code === "ECONNRESET" ||
+    code === "ETIMEDOUT" ||
+    code === "EPIPE" ||
+    code === "CONNECT_TIMEOUT" ||
+    code === "CONNECTION_CLOSED" ||
+    code === "CONNECTION_ENDED" ||
+    code === "CONNECTION_DESTROYED" ||
+    code === "57P01" || // admin_shutdown
+    code === "57P03" // cannot_connect_now
+  );
+}

@@ -1,0 +1,31 @@
+/** IngestService's operation: CreateEvent over REST and every RPC protocol. */
+import { create } from "@bufbuild/protobuf";
+import { CreateEventResponseSchema, IngestService } from "../../gen/audit/v1/ingest_pb.js";
+import { readCredential } from "../auth/credentials.js";
+import type { Operations } from "../transport/operation.js";
+import type { IngestService as Ingest } from "./ingest-service.js";
+
+/** The operations of IngestService. */
+export function ingestOperations(ingest: Ingest): Operations {
+  return new Map([
+    [
+      IngestService.method.createEvent,
+      async (call) => {
+        const idempotencyKey = call.header("idempotency-key");
+        const result = await ingest.createEvent({
+          credential: readCredential(call.header),
+          idempotencyKey: idempotencyKey === "" ? undefined : idempotencyKey,
+          readBody: call.readJson,
+        });
+        return {
+          message: create(CreateEventResponseSchema, {
+            eventId: result.eventId,
+            receivedAt: result.receivedAt.toISOString(),
+          }),
+          restStatus: result.replayed ? 200 : 201,
+          ...(result.replayed ? { headers: { "idempotent-replayed": "true" } } : {}),
+        };
+      },
+    ],
+  ]);
+}

@@ -1,0 +1,163 @@
+/**
+ * CreateEvent, the same pipeline for every protocol (DESIGN section 4): credentials,
+ * rate limit, body, validation, idempotency, quota, then one transaction. An event is
+ * acknowledged only after its transaction commits. The transports do what precedes
+ * (HTTPS check, 413) and render the result.
+ */
+import { createHash } from "node:crypto";
+import type { Authenticator, KeyPrincipal } from "../auth/authenticator.js";
+import type { Credential } from "../auth/credentials.js";
+import type { EventPayload } from "../crypto/event-cipher.js";
+import { sealEvent } from "../crypto/event-cipher.js";
+import type { Keyring } from "../crypto/keyring.js";
+import { Messages, ServiceError } from "../errors.js";
+import { uuidv7 } from "../ids.js";
+import type { EventStore, InTransactionCheck, WriteResult } from "../store/events.js";
+import { canonicalHash } from "./canonical-json.js";
+import { type EventInput, eventValidator } from "./event-input.js";
+import { encodeHtml, encodeJson } from "./html-encoding.js";
+
+/** The longest Idempotency-Key accepted. */
+export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+
+/** A CreateEvent request, as any transport hands it over. */
+export interface CreateEventRequest {
+  credential: Credential;
+  idempotencyKey: string | undefined;
+  /**
+   * Produces the body as parsed JSON, or throws a 400 ServiceError (wrong content
+   * type, malformed JSON). Called only once credentials and limits have passed.
+   */
+  readBody: () => unknown;
+}
+
+/** Rules applied to a principal before its body is read (the rate limit). */
+export interface AdmissionCheck {
+  admit(principal: KeyPrincipal): Promise<void>;
+}
+
+/** Dependencies of the ingest service. */
+export interface IngestDeps {
+  authenticator: Authenticator;
+  keyring: Keyring;
+  events: EventStore;
+  idempotencyTtlSeconds: number;
+  /** Checks before the body is read, in order (rate limit). */
+  admission?: AdmissionCheck[];
+  /** Check inside the write transaction (monthly quota). */
+  inTransaction?: InTransactionCheck;
+  now?: () => Date;
+  /** Called once per event created (metrics). */
+  onCreated?: (principal: KeyPrincipal) => void;
+}
+
+/** The CreateEvent operation. */
+export interface IngestService {
+  createEvent(request: CreateEventRequest): Promise<WriteResult>;
+}
+
+/** Creates the ingest service. */
+export function createIngestService(deps: IngestDeps): IngestService {
+  const now = deps.now ?? (() => new Date());
+  const ttlMs = deps.idempotencyTtlSeconds * 1000;
+
+  return {
+    async createEvent(request) {
+      const receivedAt = now();
+      const principal = await deps.authenticator.requireApiKey(request.credential);
+      for (const check of deps.admission ?? []) await check.admit(principal);
+
+      const idempotencyKey = request.idempotencyKey;
+      if (idempotencyKey !== undefined && idempotencyKey.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
+        throw new ServiceError(
+          "bad_request",
+          `Idempotency-Key must be at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`,
+        );
+      }
+      const body = request.readBody();
+      const { value: input, issues } = eventValidator.validate(body);
+      if (issues.length > 0) {
+        throw new ServiceError("validation", Messages.validationFailed, { issues });
+      }
+
+      const eventId = uuidv7(receivedAt.getTime());
+      const keys = await deps.keyring.forProject(principal.projectId);
+      const at = { projectId: principal.projectId, environment: principal.environment, eventId };
+      const sealed = await sealEvent(keys, at, toPayload(input), encodeContext(input), {
+        actorId: input.actorId,
+        entityType: input.entityType,
+        entityId: input.entityId,
+        action: input.actionKey ?? input.action ?? "",
+        tenantId: input.tenantId,
+        searchable: searchableTexts(input),
+      });
+
+      const result = await deps.events.createEvent(
+        {
+          ...at,
+          occurredAt: input.occurredAt ? new Date(input.occurredAt) : receivedAt,
+          receivedAt,
+          sealed,
+          idempotency:
+            idempotencyKey === undefined
+              ? undefined
+              : {
+                  keyHash: createHash("sha256").update(idempotencyKey, "utf8").digest(),
+                  bodyHash: canonicalHash(body),
+                  expiresAt: new Date(receivedAt.getTime() + ttlMs),
+                },
+        },
+        deps.inTransaction,
+      );
+      if (!result.replayed) deps.onCreated?.(principal);
+      return result;
+    },
+  };
+}
+
+function encodeContext(input: EventInput) {
+  return input.context === undefined ? undefined : (encodeJson(input.context) as typeof input.context);
+}
+
+/** The stored fields: strings HTML-encoded, actorType defaulted. */
+function toPayload(input: EventInput): EventPayload {
+  const payload: EventPayload = {
+    entityType: encodeHtml(input.entityType),
+    entityId: encodeHtml(input.entityId),
+    actorType: input.actorType ?? "user",
+    actorId: encodeHtml(input.actorId),
+  };
+  if (input.actionKey !== undefined) payload.actionKey = encodeHtml(input.actionKey);
+  if (input.action !== undefined) payload.action = encodeHtml(input.action);
+  if (input.actionDescription !== undefined) {
+    payload.actionDescription = encodeHtml(input.actionDescription);
+  }
+  if (input.actorDisplay !== undefined) payload.actorDisplay = encodeHtml(input.actorDisplay);
+  if (input.tenantId !== undefined) payload.tenantId = encodeHtml(input.tenantId);
+  if (input.source !== undefined) payload.source = encodeHtml(input.source);
+  if (input.changes !== undefined) {
+    payload.changes = input.changes.map((change) => ({
+      ...change,
+      path: encodeHtml(change.path),
+      before: encodeJson(change.before),
+      after: encodeJson(change.after),
+    }));
+  }
+  return payload;
+}
+
+/** The texts that `q` searches (spec of the list operation). */
+function searchableTexts(input: EventInput): string[] {
+  const texts = [
+    input.actorId,
+    input.actorDisplay,
+    input.entityType,
+    input.entityId,
+    input.actionKey,
+    input.action,
+    input.actionDescription,
+    input.tenantId,
+    input.source,
+  ];
+  return texts.filter((text): text is string => text !== undefined);
+}

@@ -1,0 +1,219 @@
+/**
+ * Validation of request bodies against the rules declared in the protos
+ * (`audit.v1.field` and `audit.v1.message` options, proto/audit/v1/rules.proto). The
+ * rules are read from the message descriptors once, at start-up, and applied to the
+ * JSON form of a request, so REST and every RPC protocol get the same checks and the
+ * same messages. Issues use the spec's shape: `{path, message, code}`, every failing
+ * field listed. Unknown fields are dropped from the output.
+ */
+import { getOption, hasOption, ScalarType } from "@bufbuild/protobuf";
+import type { DescField, DescMessage } from "@bufbuild/protobuf";
+import {
+  type FieldRules,
+  field as fieldRulesOption,
+  message as messageRulesOption,
+} from "../../gen/audit/v1/rules_pb.js";
+import type { FieldIssue } from "../errors.js";
+
+type Path = (string | number)[];
+
+/** Checks one JSON value; pushes issues and returns the cleaned value. */
+type Check = (value: unknown, path: Path, issues: FieldIssue[]) => unknown;
+
+/** A compiled validator for one message type. */
+export interface Validator<T> {
+  /** The cleaned value when `issues` is empty; unusable otherwise. */
+  validate(value: unknown): { value: T; issues: FieldIssue[] };
+}
+
+/**
+ * Compiles a validator for `schema`. The caller names the TypeScript shape `T` of a
+ * valid JSON value; the checks compiled from the descriptor make that true at run time.
+ */
+export function compileValidator<T>(schema: DescMessage): Validator<T> {
+  const check = compileMessage(schema);
+  return {
+    validate(value) {
+      const issues: FieldIssue[] = [];
+      const cleaned = check(value, [], issues) as T;
+      return { value: cleaned, issues };
+    },
+  };
+}
+
+/** The JSON type name of a value, as zod reports it. */
+function typeName(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "array";
+  return typeof value;
+}
+
+function invalidType(expected: string, value: unknown, path: Path): FieldIssue {
+  return value === undefined
+    ? { path, message: "Required", code: "invalid_type" }
+    : { path, message: `Expected ${expected}, received ${typeName(value)}`, code: "invalid_type" };
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function compileMessage(schema: DescMessage): Check {
+  const fields = schema.fields.map((descField) => ({
+    name: descField.jsonName,
+    required: rulesOf(descField)?.required ?? false,
+    check: compileField(descField),
+  }));
+  const oneOf = hasOption(schema, messageRulesOption)
+    ? getOption(schema, messageRulesOption).requireOneOf.map(
+        (protoName) => schema.fields.find((f) => f.name === protoName)?.jsonName ?? protoName,
+      )
+    : [];
+
+  return (value, path, issues) => {
+    if (!isPlainObject(value)) {
+      issues.push(invalidType("object", value, path));
+      return undefined;
+    }
+    const out: Record<string, unknown> = {};
+    for (const { name, required, check } of fields) {
+      // Own properties only: `__proto__` or `constructor` in a body are plain unknown keys.
+      const present = Object.hasOwn(value, name) && value[name] !== undefined;
+      if (!present) {
+        if (required) issues.push({ path: [...path, name], message: "Required", code: "invalid_type" });
+        continue;
+      }
+      const cleaned = check(value[name], [...path, name], issues);
+      if (cleaned !== undefined) out[name] = cleaned;
+    }
+    if (oneOf.length > 0 && !oneOf.some((name) => Object.hasOwn(value, name) && value[name] !== undefined)) {
+      issues.push({
+        path,
+        message: `Either ${oneOf.join(" or ")} is required`,
+        code: "custom",
+      });
+    }
+    return out;
+  };
+}
+
+function rulesOf(descField: DescField): FieldRules | undefined {
+  return hasOption(descField, fieldRulesOption) ? getOption(descField, fieldRulesOption) : undefined;
+}
+
+function compileField(descField: DescField): Check {
+  const rules = rulesOf(descField);
+  if (descField.fieldKind === "list") {
+    if (descField.listKind !== "message") {
+      throw new Error(`unsupported list of ${descField.listKind} in ${descField.name}`);
+    }
+    const element = compileMessageField(descField.message, rules);
+    const maxItems = rules?.maxItems ?? 0;
+    return (value, path, issues) => {
+      if (!Array.isArray(value)) {
+        issues.push(invalidType("array", value, path));
+        return undefined;
+      }
+      if (maxItems > 0 && value.length > maxItems) {
+        issues.push({
+          path,
+          message: `Array must contain at most ${maxItems} element(s)`,
+          code: "too_big",
+        });
+        return undefined;
+      }
+      return value.map((item, index) => element(item, [...path, index], issues));
+    };
+  }
+  if (descField.fieldKind === "message") return compileMessageField(descField.message, rules);
+  if (descField.fieldKind === "scalar") return compileScalar(descField.scalar, rules);
+  throw new Error(`unsupported field kind ${descField.fieldKind} of ${descField.name}`);
+}
+
+function compileMessageField(schema: DescMessage, rules: FieldRules | undefined): Check {
+  const maxBytes = rules?.maxJsonBytes ?? 0;
+  const sizeCheck = (value: unknown, path: Path, issues: FieldIssue[]) => {
+    if (maxBytes > 0 && Buffer.byteLength(JSON.stringify(value), "utf8") > maxBytes) {
+      issues.push({
+        path,
+        message: `Must be at most ${maxBytes / 1024}KB when serialized`,
+        code: "too_big",
+      });
+    }
+  };
+  switch (schema.typeName) {
+    case "google.protobuf.Struct":
+      return (value, path, issues) => {
+        if (!isPlainObject(value)) {
+          issues.push(invalidType("object", value, path));
+          return undefined;
+        }
+        sizeCheck(value, path, issues);
+        return value;
+      };
+    case "google.protobuf.Value":
+      // Any JSON value, null included.
+      return (value, path, issues) => {
+        sizeCheck(value, path, issues);
+        return value;
+      };
+    default:
+      return compileMessage(schema);
+  }
+}
+
+const DATE_TIME =
+  /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/i;
+
+/** True for an ISO 8601 date-time with a zone that names a real instant. */
+export function isDateTime(value: string): boolean {
+  return DATE_TIME.test(value) && !Number.isNaN(Date.parse(value));
+}
+
+function compileScalar(scalar: ScalarType, rules: FieldRules | undefined): Check {
+  if (scalar === ScalarType.BOOL) {
+    return (value, path, issues) => {
+      if (typeof value !== "boolean") {
+        issues.push(invalidType("boolean", value, path));
+        return undefined;
+      }
+      return value;
+    };
+  }
+  if (scalar !== ScalarType.STRING) throw new Error(`unsupported scalar type ${scalar}`);
+  const maxLen = rules?.maxLen ?? 0;
+  const allowed = rules?.in ?? [];
+  const dateTime = rules?.dateTime ?? false;
+  return (value, path, issues) => {
+    if (typeof value !== "string") {
+      issues.push(invalidType("string", value, path));
+      return undefined;
+    }
+    if (allowed.length > 0 && !allowed.includes(value)) {
+      const expected = allowed.map((option) => `'${option}'`).join(" | ");
+      issues.push({
+        path,
+        message: `Invalid enum value. Expected ${expected}, received '${value}'`,
+        code: "invalid_enum_value",
+      });
+    }
+    // Lengths count Unicode code points, so an emoji is one character.
+    if (maxLen > 0 && value.length > maxLen && codePoints(value) > maxLen) {
+      issues.push({
+        path,
+        message: `String must contain at most ${maxLen} character(s)`,
+        code: "too_big",
+      });
+    }
+    if (dateTime && !isDateTime(value)) {
+      issues.push({ path, message: "Invalid datetime", code: "invalid_string" });
+    }
+    return value;
+  };
+}
+
+function codePoints(value: string): number {
+  let count = 0;
+  for (const _ of value) count++;
+  return count;
+}

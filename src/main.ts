@@ -1,0 +1,86 @@
+/**
+ * Process entry: configuration, application, port; SIGTERM and SIGINT stop accepting,
+ * let in-flight requests finish, close the pools and exit 0.
+ */
+import { createApp } from "./app.js";
+import { ConfigError, loadConfig } from "./config.js";
+import { createLogger } from "./logger.js";
+
+async function main(): Promise<void> {
+  let config: ReturnType<typeof loadConfig>;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(78);
+    }
+    throw error;
+  }
+  const logger = createLogger(config.LOG_LEVEL);
+  const app = await createApp(config, logger, { processMetrics: true }).catch((error: unknown) => {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(78);
+    }
+    throw error;
+  });
+  if (app.generatedSecrets.length > 0) {
+    logger.warn(
+      { files: app.generatedSecrets, dataDir: config.DATA_DIR },
+      "generated secrets into DATA_DIR: keep them safe; losing master.key loses every event",
+    );
+  }
+  const server = await app.listen();
+  logger.info(
+    { port: server.port, database: app.db.driver, production: config.NODE_ENV === "production" },
+    "audit event service listening",
+  );
+  if (app.firstStart) printFirstStart(server.port, app.firstStart);
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, "shutting down: finishing in-flight requests");
+    try {
+      await server.close(config.SHUTDOWN_TIMEOUT_SECONDS * 1000);
+      await app.close();
+      logger.info("stopped");
+      process.exit(0);
+    } catch (error) {
+      logger.error({ err: error }, "shutdown failed");
+      process.exit(1);
+    }
+  };
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+  process.on("SIGINT", () => void stop("SIGINT"));
+}
+
+/** Shown once, on the first start of the embedded default: not a log line. */
+function printFirstStart(port: number, first: { projectId: string; secret: string }): void {
+  const body = JSON.stringify({
+    actionKey: "user.login",
+    entityType: "user",
+    entityId: "user_123",
+    actorId: "user_123",
+  });
+  process.stdout.write(
+    [
+      "",
+      "First start: created a project (plan free) and a test API key. The key is shown only now.",
+      `  project id: ${first.projectId}`,
+      `  API key:    ${first.secret}`,
+      "",
+      "Record an event:",
+      `  curl -i -X POST http://127.0.0.1:${port}/api/ingest/event \\`,
+      `    -H 'Authorization: Bearer ${first.secret}' \\`,
+      "    -H 'Content-Type: application/json' \\",
+      `    -d '${body}'`,
+      "",
+      "",
+    ].join("\n"),
+  );
+}
+
+await main();

@@ -1,0 +1,57 @@
+/**
+ * Prometheus metrics: requests by route and status, latency histograms, events
+ * ingested, and the fail-open count of the rate limiter. One registry per app, so
+ * several apps in one process (tests) do not mix their figures.
+ */
+import { Counter, collectDefaultMetrics, Histogram, Registry } from "prom-client";
+
+/** The service's metrics. */
+export interface Metrics {
+  registry: Registry;
+  observeRequest(route: string, method: string, status: number, seconds: number): void;
+  eventCreated(environment: string): void;
+  rateLimiterFailedOpen(): void;
+}
+
+/** Creates a registry with the service's metrics; process metrics when `withDefaults`. */
+export function createMetrics(withDefaults = false): Metrics {
+  const registry = new Registry();
+  if (withDefaults) collectDefaultMetrics({ register: registry });
+  const requests = new Counter({
+    name: "http_requests_total",
+    help: "Requests served, by route, method and status.",
+    labelNames: ["route", "method", "status"] as const,
+    registers: [registry],
+  });
+  const latency = new Histogram({
+    name: "http_request_duration_seconds",
+    help: "Time from request to response, by route.",
+    labelNames: ["route"] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  });
+  const ingested = new Counter({
+    name: "audit_events_ingested_total",
+    help: "Events created (idempotent replays not counted), by environment.",
+    labelNames: ["environment"] as const,
+    registers: [registry],
+  });
+  const failOpen = new Counter({
+    name: "audit_rate_limiter_fail_open_total",
+    help: "Requests admitted without a rate-limit check because Redis was unreachable.",
+    registers: [registry],
+  });
+  return {
+    registry,
+    observeRequest(route, method, status, seconds) {
+      requests.inc({ route, method, status: String(status) });
+      latency.observe({ route }, seconds);
+    },
+    eventCreated(environment) {
+      ingested.inc({ environment });
+    },
+    rateLimiterFailedOpen() {
+      failOpen.inc();
+    },
+  };
+}

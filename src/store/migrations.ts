@@ -1,0 +1,137 @@
+/**
+ * Numbered SQL migrations, the same for both drivers, applied in order at start-up
+ * and recorded in `schema_migrations`. Never edit a migration that has shipped: add
+ * the next number.
+ *
+ * No event field is stored in plaintext: the event tables hold ids, timestamps,
+ * ciphertext and blind indexes (keyed HMACs) only.
+ */
+import type { Db } from "./db.js";
+
+/** One migration. */
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const migrations: readonly Migration[] = [
+  {
+    version: 1,
+    name: "projects and api keys",
+    sql: `
+      create table projects (
+        id uuid primary key,
+        name text not null,
+        plan text not null check (plan in ('free', 'start', 'pro')),
+        wrapped_index_key bytea not null,
+        created_at timestamptz not null default now()
+      );
+      create table project_keys (
+        project_id uuid not null references projects (id) on delete cascade,
+        version int not null,
+        wrapped_key bytea not null,
+        created_at timestamptz not null default now(),
+        primary key (project_id, version)
+      );
+      create table api_keys (
+        id uuid primary key,
+        project_id uuid not null references projects (id) on delete cascade,
+        environment text not null check (environment in ('test', 'live')),
+        key_hash bytea not null unique,
+        prefix text not null,
+        status text not null default 'active' check (status in ('active', 'revoked', 'retired')),
+        created_at timestamptz not null default now(),
+        status_changed_at timestamptz
+      );
+      create index api_keys_by_project on api_keys (project_id);
+    `,
+  },
+  {
+    version: 2,
+    name: "events, contexts and idempotency keys",
+    sql: `
+      create table events (
+        project_id uuid not null,
+        environment text not null,
+        id uuid not null,
+        occurred_at timestamptz not null,
+        received_at timestamptz not null,
+        key_version int not null,
+        payload bytea not null,
+        actor_idx bytea not null,
+        entity_type_idx bytea not null,
+        entity_id_idx bytea not null,
+        action_idx bytea not null,
+        tenant_idx bytea,
+        search_idx bytea[] not null,
+        primary key (project_id, environment, id)
+      );
+      create index events_timeline on events (project_id, environment, occurred_at desc, id desc);
+      create index events_by_actor on events (project_id, environment, actor_idx, occurred_at desc);
+      create index events_by_entity on events
+        (project_id, environment, entity_type_idx, entity_id_idx, occurred_at desc);
+      create index events_by_action on events (project_id, environment, action_idx, occurred_at desc);
+      create index events_by_tenant on events (project_id, environment, tenant_idx, occurred_at desc);
+      create index events_search on events using gin (search_idx);
+
+      create table event_contexts (
+        project_id uuid not null,
+        environment text not null,
+        event_id uuid not null,
+        key_version int not null,
+        ciphertext bytea not null,
+        primary key (project_id, environment, event_id)
+      );
+
+      create table idempotency_keys (
+        project_id uuid not null,
+        environment text not null,
+        key_hash bytea not null,
+        body_hash bytea not null,
+        event_id uuid not null,
+        received_at timestamptz not null,
+        expires_at timestamptz not null,
+        primary key (project_id, environment, key_hash)
+      );
+      create index idempotency_keys_by_expiry on idempotency_keys (expires_at);
+    `,
+  },
+];
+
+// An arbitrary constant: instances starting together migrate one at a time.
+const MIGRATION_LOCK = 727_310_001;
+
+/** Applies the migrations not yet recorded; returns the versions it applied. */
+export async function migrate(db: Db): Promise<number[]> {
+  return db.transaction(async (tx) => {
+    await tx.query("select pg_advisory_xact_lock($1)", [MIGRATION_LOCK]);
+    await tx.query(`
+      create table if not exists schema_migrations (
+        version int primary key,
+        name text not null,
+        applied_at timestamptz not null default now()
+      )`);
+    const rows = await tx.query<{ version: number }>("select version from schema_migrations");
+    const applied = new Set(rows.map((row) => row.version));
+    const done: number[] = [];
+    for (const migration of migrations) {
+      if (applied.has(migration.version)) continue;
+      for (const statement of splitStatements(migration.sql)) await tx.query(statement);
+      await tx.query("insert into schema_migrations (version, name) values ($1, $2)", [
+        migration.version,
+        migration.name,
+      ]);
+      done.push(migration.version);
+    }
+    return done;
+  });
+}
+
+// Prepared statements take one command each; our migrations hold no literal semicolons.
+function splitStatements(sql: string): string[] {
+  return sql
+    .split(";")
+    .map((statement) => statement.trim())
+    .filter((statement) => statement.length > 0);
+}

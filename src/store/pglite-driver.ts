@@ -1,0 +1,52 @@
+/**
+ * Embedded PostgreSQL (PGlite, compiled to WASM) in a data directory: the zero set-up
+ * default. PGlite is one connection, so every statement and transaction here runs one
+ * at a time through a queue; a statement never lands inside another's transaction.
+ */
+import { PGlite } from "@electric-sql/pglite";
+import type { Db, Queryable } from "./db.js";
+
+/** Opens (or creates) the database in `dataDir`; `memory://` keeps it in memory. */
+export async function createPgliteDb(dataDir: string): Promise<Db> {
+  const pg = await PGlite.create(dataDir);
+  let tail: Promise<unknown> = Promise.resolve();
+  let closed = false;
+
+  // Runs `task` after every task queued before it, whatever their outcome.
+  const exclusive = <T>(task: () => Promise<T>): Promise<T> => {
+    if (closed) return Promise.reject(new Error("database is closed"));
+    const result = tail.then(task, task);
+    tail = result.catch(() => undefined);
+    return result;
+  };
+
+  const run = async <Row>(
+    target: Pick<PGlite, "query">,
+    text: string,
+    params: readonly unknown[] = [],
+  ): Promise<Row[]> => {
+    const result = await target.query<Row>(text, [...params]);
+    return result.rows;
+  };
+
+  return {
+    driver: "pglite",
+    query: (text, params) => exclusive(() => run(pg, text, params)),
+    transaction: (work) =>
+      exclusive(() =>
+        pg.transaction(async (tx) => {
+          const scoped: Queryable = { query: (text, params) => run(tx, text, params) };
+          return work(scoped);
+        }),
+      ),
+    async ping() {
+      await exclusive(() => pg.query("select 1"));
+    },
+    async close() {
+      await exclusive(async () => {
+        closed = true;
+        await pg.close();
+      });
+    },
+  };
+}

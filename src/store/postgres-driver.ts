@@ -1,0 +1,53 @@
+/**
+ * PostgreSQL through the `postgres` package: a pool of connections, prepared
+ * statements, and errors passed through unchanged for the boundary to classify.
+ */
+import postgres from "postgres";
+import type { Db, Queryable } from "./db.js";
+
+type Params = postgres.ParameterOrJSON<never>[];
+
+/** Options of the PostgreSQL driver. */
+export interface PostgresOptions {
+  url: string;
+  maxConnections?: number;
+}
+
+/** Opens a pool on `url`; connections are made lazily, on first use. */
+export function createPostgresDb(options: PostgresOptions): Db {
+  const sql = postgres(options.url, {
+    max: options.maxConnections ?? 10,
+    connect_timeout: 5,
+    idle_timeout: 30,
+    onnotice: () => {},
+    // Dates and bytea come back as Date and Buffer; counts are cast to int in SQL.
+    prepare: true,
+  });
+
+  const run = async <Row>(
+    target: postgres.Sql | postgres.TransactionSql,
+    text: string,
+    params: readonly unknown[] = [],
+  ): Promise<Row[]> => {
+    const rows = await target.unsafe(text, params as Params, { prepare: true });
+    return rows as unknown as Row[];
+  };
+
+  return {
+    driver: "postgres",
+    query: (text, params) => run(sql, text, params),
+    async transaction(work) {
+      const result = await sql.begin(async (tx) => {
+        const scoped: Queryable = { query: (text, params) => run(tx, text, params) };
+        return { value: await work(scoped) };
+      });
+      return result.value;
+    },
+    async ping() {
+      await sql.unsafe("select 1");
+    },
+    async close() {
+      await sql.end({ timeout: 5 });
+    },
+  };
+}

@@ -1,0 +1,57 @@
+/**
+ * Reading request bodies within a size limit, counted while streaming: a declared
+ * Content-Length over the limit is refused before reading, and a body that grows past
+ * it is refused as soon as it does, never buffering more than the limit.
+ */
+import { Messages, ServiceError } from "../errors.js";
+import type { NodeRequest } from "./rest.js";
+
+/** The spec's request size limit: 1 MB. */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+/** Reads the whole body, or throws a 413 ServiceError past `limit` bytes. */
+export async function readBody(
+  req: NodeRequest,
+  limit: number = MAX_BODY_BYTES,
+): Promise<Buffer> {
+  const declared = Number(req.headers["content-length"]);
+  if (Number.isFinite(declared) && declared > limit) {
+    throw new ServiceError("payload_too_large", Messages.payloadTooLarge);
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) throw new ServiceError("payload_too_large", Messages.payloadTooLarge);
+    chunks.push(chunk);
+  }
+  return chunks.length === 1 && chunks[0] ? chunks[0] : Buffer.concat(chunks, size);
+}
+
+/**
+ * Parses a JSON request body. The content type must be `application/json` (a charset
+ * parameter is allowed, and must be UTF-8); the body must be valid UTF-8 JSON.
+ */
+export function parseJsonBody(contentType: string | undefined, body: Buffer): unknown {
+  const [mediaType = "", ...params] = (contentType ?? "").split(";").map((p) => p.trim());
+  if (mediaType.toLowerCase() !== "application/json") {
+    throw new ServiceError("bad_request", "Content-Type must be application/json");
+  }
+  const charset = params
+    .map((param) => /^charset=\s*"?([^";]+)"?$/i.exec(param)?.[1])
+    .find((value) => value !== undefined);
+  if (charset !== undefined && !/^utf-?8$/i.test(charset)) {
+    throw new ServiceError("bad_request", "Content-Type charset must be utf-8");
+  }
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(body);
+  } catch {
+    throw new ServiceError("bad_request", "Request body is not valid UTF-8");
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new ServiceError("bad_request", "Request body is not valid JSON");
+  }
+}

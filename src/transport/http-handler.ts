@@ -1,0 +1,168 @@
+/**
+ * The request handler behind the port, for HTTP/1.1 and HTTP/2 alike. It gives every
+ * request an id, enforces HTTPS in production, answers the probes and metrics, and
+ * sends each request to the REST transcoder or to the Connect adapter. REST errors are
+ * rendered here, once.
+ */
+import { randomUUID } from "node:crypto";
+import type { TLSSocket } from "node:tls";
+import type { Logger } from "pino";
+import { Messages, ServiceError } from "../errors.js";
+import type { Metrics } from "../observability/metrics.js";
+import { toRestError } from "./rest-errors.js";
+import {
+  type NodeRequest,
+  type NodeResponse,
+  type RestRouter,
+  sendJson,
+  serveRest,
+} from "./rest.js";
+
+/** A readiness check: resolves when the dependency answers. */
+export type ReadinessCheck = () => Promise<void>;
+
+/** Dependencies of the handler. */
+export interface HttpHandlerDeps {
+  logger: Logger;
+  metrics: Metrics;
+  rest: RestRouter;
+  /** The Connect adapter; it answers 404 itself for unknown paths. */
+  connect: (req: NodeRequest, res: NodeResponse) => void;
+  /** Paths of the RPC procedures, for metrics labels. */
+  procedures: ReadonlySet<string>;
+  readiness: Record<string, ReadinessCheck>;
+  requireHttps: boolean;
+  trustProxy: boolean;
+}
+
+const REQUEST_ID = /^[\w.:@/+=-]{1,128}$/;
+const READINESS_TIMEOUT_MS = 2000;
+
+/** Creates the handler. */
+export function createHttpHandler(deps: HttpHandlerDeps) {
+  const { logger, metrics, rest } = deps;
+
+  const isSecure = (req: NodeRequest): boolean => {
+    if ((req.socket as TLSSocket).encrypted) return true;
+    if (!deps.trustProxy) return false;
+    const forwarded = req.headers["x-forwarded-proto"];
+    const first = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(",")[0]?.trim();
+    return first?.toLowerCase() === "https";
+  };
+
+  const fail = (res: NodeResponse, error: unknown, requestId: string) => {
+    const mapped = toRestError(error);
+    if (mapped.unexpected) logger.error({ err: error, reqId: requestId }, "request failed");
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    sendJson(res, mapped.status, mapped.body, mapped.headers);
+  };
+
+  const ready = async (res: NodeResponse) => {
+    const checks: Record<string, string> = {};
+    await Promise.all(
+      Object.entries(deps.readiness).map(async ([name, check]) => {
+        try {
+          await withTimeout(check(), READINESS_TIMEOUT_MS);
+          checks[name] = "ok";
+        } catch {
+          checks[name] = "unavailable";
+        }
+      }),
+    );
+    const ok = Object.values(checks).every((state) => state === "ok");
+    sendJson(res, ok ? 200 : 503, { status: ok ? "ok" : "unavailable", checks });
+  };
+
+  return (req: NodeRequest, res: NodeResponse): void => {
+    const started = performance.now();
+    const given = req.headers["x-request-id"];
+    const requestId = typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID();
+    // RPC handlers read the id from the request headers, like any header.
+    req.headers["x-request-id"] = requestId;
+    res.setHeader("x-request-id", requestId);
+
+    const url = req.url ?? "/";
+    const queryStart = url.indexOf("?");
+    const path = queryStart === -1 ? url : url.slice(0, queryStart);
+    const method = req.method ?? "GET";
+    let route = "unmatched";
+    res.once("finish", () => {
+      const seconds = (performance.now() - started) / 1000;
+      metrics.observeRequest(route, method, res.statusCode, seconds);
+      logger.debug(
+        { reqId: requestId, method, route, status: res.statusCode, ms: seconds * 1000 },
+        "request",
+      );
+    });
+
+    const secure = isSecure(req);
+    if (secure) res.setHeader("strict-transport-security", "max-age=31536000; includeSubDomains");
+
+    if (method === "GET" && path === "/healthz") {
+      route = path;
+      sendJson(res, 200, { status: "ok" });
+      return;
+    }
+    if (method === "GET" && path === "/readyz") {
+      route = path;
+      void ready(res);
+      return;
+    }
+    if (method === "GET" && path === "/metrics") {
+      route = path;
+      void deps.metrics.registry.metrics().then((text) => {
+        res.writeHead(200, { "content-type": deps.metrics.registry.contentType });
+        res.end(text);
+      });
+      return;
+    }
+    if (deps.requireHttps && !secure) {
+      fail(res, new ServiceError("bad_request", Messages.httpsRequired), requestId);
+      return;
+    }
+
+    const match = rest.match(method, path);
+    if (match === "method") {
+      sendJson(res, 405, { error: "Method not allowed" });
+      return;
+    }
+    if (match) {
+      route = match.route.template;
+      const query = new URLSearchParams(queryStart === -1 ? "" : url.slice(queryStart + 1));
+      serveRest(req, res, match, query).catch((error: unknown) => {
+        if (error instanceof ServiceError && error.kind === "payload_too_large") {
+          // Discard what is still arriving, so the client reads the 413 before the close.
+          req.resume();
+        }
+        fail(res, error, requestId);
+      });
+      return;
+    }
+    if (deps.procedures.has(path)) route = path;
+    deps.connect(req, res);
+  };
+}
+
+/** The Connect adapter's fallback: unknown routes get a 404 JSON body. */
+export function notFound(_req: NodeRequest, res: NodeResponse): void {
+  sendJson(res, 404, { error: Messages.notFound });
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error("timed out")), ms);
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
+}

@@ -1,0 +1,163 @@
+/**
+ * The REST transcoder. Its routes come from the `google.api.http` annotations of the
+ * services (no hand-written route list): path variables, query parameters and the body
+ * become the request's JSON form, the operation runs, and its reply is rendered as
+ * JSON. Errors become the spec's bodies in rest-errors.ts.
+ */
+import type { DescMethod, DescService } from "@bufbuild/protobuf";
+import { getOption, hasOption, toJson } from "@bufbuild/protobuf";
+import type { connectNodeAdapter } from "@connectrpc/connect-node";
+import { http as httpRule } from "../../gen/google/api/annotations_pb.js";
+import { MAX_BODY_BYTES, parseJsonBody, readBody } from "./body.js";
+import type { Operation, OperationCall, Operations } from "./operation.js";
+
+/** A request of the HTTP/1.1 or the HTTP/2 server. */
+export type NodeRequest = Parameters<NodeHandler>[0];
+/** A response of the HTTP/1.1 or the HTTP/2 server. */
+export type NodeResponse = Parameters<NodeHandler>[1];
+// connect-node's handler type: the request and response types it accepts are ours.
+type NodeHandler = ReturnType<typeof connectNodeAdapter>;
+
+/** One route derived from an annotation. */
+export interface RestRoute {
+  httpMethod: string;
+  /** The annotation's path template, used as the metrics label. */
+  template: string;
+  method: DescMethod;
+  operation: Operation;
+  /** `*` for the whole body, a field name, or "" for none. */
+  body: string;
+  pattern: RegExp;
+  variables: string[];
+}
+
+/** A matched route and its path variables. */
+export interface RestMatch {
+  route: RestRoute;
+  variables: Record<string, string>;
+}
+
+/** The routes of a set of services. */
+export interface RestRouter {
+  routes: readonly RestRoute[];
+  /** The route for a request, `"method"` when the path exists under another method. */
+  match(httpMethod: string, path: string): RestMatch | "method" | undefined;
+}
+
+/** Builds the routes of every annotated method that has an operation. */
+export function createRestRouter(services: DescService[], operations: Operations): RestRouter {
+  const routes: RestRoute[] = [];
+  for (const service of services) {
+    for (const method of service.methods) {
+      const operation = operations.get(method);
+      if (!operation || !hasOption(method, httpRule)) continue;
+      const rule = getOption(method, httpRule);
+      if (rule.pattern.case === undefined || rule.pattern.case === "custom") continue;
+      const template = rule.pattern.value;
+      const variables: string[] = [];
+      const source = template
+        .split("/")
+        .map((segment) => {
+          const variable = /^\{([a-z_][a-z0-9_.]*)(=\*)?\}$/i.exec(segment);
+          if (!variable?.[1]) return segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+          variables.push(variable[1]);
+          return "([^/]+)";
+        })
+        .join("/");
+      routes.push({
+        httpMethod: rule.pattern.case.toUpperCase(),
+        template,
+        method,
+        operation,
+        body: rule.body,
+        pattern: new RegExp(`^${source}$`),
+        variables,
+      });
+    }
+  }
+  return {
+    routes,
+    match(httpMethod, path) {
+      let otherMethod = false;
+      for (const route of routes) {
+        const found = route.pattern.exec(path);
+        if (!found) continue;
+        if (route.httpMethod !== httpMethod) {
+          otherMethod = true;
+          continue;
+        }
+        const variables: Record<string, string> = {};
+        route.variables.forEach((name, index) => {
+          variables[name] = decodeURIComponent(found[index + 1] ?? "");
+        });
+        return { route, variables };
+      }
+      return otherMethod ? "method" : undefined;
+    },
+  };
+}
+
+/** Serves one matched REST request; errors propagate to the caller's boundary. */
+export async function serveRest(
+  req: NodeRequest,
+  res: NodeResponse,
+  match: RestMatch,
+  query: URLSearchParams,
+): Promise<number> {
+  const { route, variables } = match;
+  // The body is read (and its size checked) before anything else looks at the request.
+  const body = route.body === "" ? undefined : await readBody(req, MAX_BODY_BYTES);
+  const call: OperationCall = {
+    header: (name) => {
+      const value = req.headers[name];
+      return Array.isArray(value) ? value[0] : value;
+    },
+    readJson: () => requestJson(route, req.headers["content-type"], body, query, variables),
+  };
+  const reply = await route.operation(call);
+  const status = reply.restStatus ?? 200;
+  sendJson(res, status, toJson(route.method.output, reply.message), reply.headers);
+  return status;
+}
+
+function requestJson(
+  route: RestRoute,
+  contentType: string | undefined,
+  body: Buffer | undefined,
+  query: URLSearchParams,
+  variables: Record<string, string>,
+): unknown {
+  let json: unknown = {};
+  if (body !== undefined) {
+    const parsed = parseJsonBody(contentType, body);
+    json = route.body === "*" ? parsed : { [route.body]: parsed };
+  } else {
+    // Without a body, query parameters are the request's fields (by JSON or proto name).
+    const fields: Record<string, string> = {};
+    for (const field of route.method.input.fields) {
+      const value = query.get(field.jsonName) ?? query.get(field.name);
+      if (value !== null) fields[field.jsonName] = value;
+    }
+    json = fields;
+  }
+  if (route.variables.length > 0 && typeof json === "object" && json !== null) {
+    Object.assign(json, variables);
+  }
+  return json;
+}
+
+/** Writes a JSON response. */
+export function sendJson(
+  res: NodeResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    ...headers,
+    "content-type": "application/json; charset=utf-8",
+    "content-length": Buffer.byteLength(text),
+  });
+  res.end(text);
+}
