@@ -3,9 +3,10 @@
  * configuration, and nothing else. `createApp` is what tests start on port 0 and what
  * main.ts runs.
  */
-import { connectNodeAdapter } from "@connectrpc/connect-node";
+
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { Logger } from "pino";
 import { AdminService } from "../gen/audit/v1/admin_pb.js";
 import { EventService } from "../gen/audit/v1/events_pb.js";
@@ -26,12 +27,12 @@ import { migrate } from "./store/migrations.js";
 import { createPgliteDb } from "./store/pglite-driver.js";
 import { createPostgresDb } from "./store/postgres-driver.js";
 import { createProjectStore, type ProjectStore } from "./store/projects.js";
+import { MAX_BODY_BYTES } from "./transport/body.js";
 import { connectRoutes, errorBoundary } from "./transport/connect-routes.js";
 import { createHttpHandler, notFound } from "./transport/http-handler.js";
-import { MAX_BODY_BYTES } from "./transport/body.js";
 import type { Operations } from "./transport/operation.js";
 import { createRestRouter, type NodeRequest, type NodeResponse } from "./transport/rest.js";
-import { listen, type ListeningServer } from "./transport/server.js";
+import { type ListeningServer, listen } from "./transport/server.js";
 
 /** The services of the API, in the order of the proto files. */
 export const SERVICES = [IngestService, EventService, TokenService, AdminService];

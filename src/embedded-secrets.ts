@@ -39,7 +39,9 @@ export async function resolveSecrets(config: Config): Promise<Secrets> {
   const embedded = config.DATABASE_URL === undefined;
   if (!embedded) {
     if (!config.MASTER_KEY) {
-      throw new ConfigError("Invalid configuration: MASTER_KEY is required when DATABASE_URL is set");
+      throw new ConfigError(
+        "Invalid configuration: MASTER_KEY is required when DATABASE_URL is set",
+      );
     }
     if (!config.TOKEN_SIGNING_KEY) {
       throw new ConfigError(
@@ -72,7 +74,9 @@ export async function resolveSecrets(config: Config): Promise<Secrets> {
   );
   const masterKeyBytes = Buffer.from(masterKey, "base64");
   if (masterKeyBytes.length !== 32) {
-    throw new ConfigError("Invalid configuration: master.key in DATA_DIR must be 32 bytes in base64");
+    throw new ConfigError(
+      "Invalid configuration: master.key in DATA_DIR must be 32 bytes in base64",
+    );
   }
   return { masterKey: masterKeyBytes, adminToken, tokenSigningKey, generated };
 }

@@ -3,7 +3,7 @@
  * bodies are not logged, and the redaction below is a second line of defence for any
  * object that carries them by mistake.
  */
-import { pino, type Logger } from "pino";
+import { type Logger, pino } from "pino";
 
 /** The service's logger at `level`, writing JSON lines to stdout. */
 export function createLogger(level: string): Logger {

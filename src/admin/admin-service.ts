@@ -4,8 +4,9 @@
  * service refuses all calls. API key secrets are returned once, at creation, and only
  * their hash is stored.
  */
-import { create } from "@bufbuild/protobuf";
+
 import { createHash, timingSafeEqual } from "node:crypto";
+import { create } from "@bufbuild/protobuf";
 import {
   AdminService,
   type ApiKey,
@@ -126,7 +127,8 @@ export function adminOperations(deps: AdminDeps): Operations {
   };
   const planName = (plan: Plan, fallback?: PlanName) => {
     const name = PLAN_NAMES[plan] ?? (plan === Plan.UNSPECIFIED ? fallback : undefined);
-    if (!name) throw new ServiceError("bad_request", "plan must be PLAN_FREE, PLAN_START or PLAN_PRO");
+    if (!name)
+      throw new ServiceError("bad_request", "plan must be PLAN_FREE, PLAN_START or PLAN_PRO");
     return name;
   };
   const changeStatus = async (id: string, status: "revoked" | "retired") => {
@@ -138,7 +140,7 @@ export function adminOperations(deps: AdminDeps): Operations {
   };
 
   const m = AdminService.method;
-  const operations: [typeof m[keyof typeof m], Operation][] = [
+  const operations: [(typeof m)[keyof typeof m], Operation][] = [
     [
       m.createProject,
       async (call) => {
@@ -148,7 +150,9 @@ export function adminOperations(deps: AdminDeps): Operations {
           throw new ServiceError("bad_request", "name must be 1 to 200 characters");
         }
         const project = await projects.createProject(name, planName(request.plan, "free"));
-        return { message: create(CreateProjectResponseSchema, { project: projectMessage(project) }) };
+        return {
+          message: create(CreateProjectResponseSchema, { project: projectMessage(project) }),
+        };
       },
     ],
     [
@@ -168,7 +172,9 @@ export function adminOperations(deps: AdminDeps): Operations {
         const project = await projects.setPlan(projectId(request.projectId), plan);
         if (!project) throw new ServiceError("not_found", `Project ${request.projectId} not found`);
         authenticator.invalidate();
-        return { message: create(SetProjectPlanResponseSchema, { project: projectMessage(project) }) };
+        return {
+          message: create(SetProjectPlanResponseSchema, { project: projectMessage(project) }),
+        };
       },
     ],
     [
@@ -177,7 +183,10 @@ export function adminOperations(deps: AdminDeps): Operations {
         const request = decodeRequest(CreateApiKeyRequestSchema, call);
         const environment = ENVIRONMENT_NAMES[request.environment];
         if (!environment) {
-          throw new ServiceError("bad_request", "environment must be ENVIRONMENT_TEST or ENVIRONMENT_LIVE");
+          throw new ServiceError(
+            "bad_request",
+            "environment must be ENVIRONMENT_TEST or ENVIRONMENT_LIVE",
+          );
         }
         const project = await requireProject(request.projectId);
         const key = generateApiKey(environment);

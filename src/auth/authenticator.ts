@@ -4,12 +4,7 @@
  * every instance within that time, and at once on the instance that revoked it.
  */
 import { Messages, ServiceError } from "../errors.js";
-import type {
-  ApiKeyIdentity,
-  EnvironmentName,
-  PlanName,
-  ProjectStore,
-} from "../store/projects.js";
+import type { ApiKeyIdentity, EnvironmentName, PlanName, ProjectStore } from "../store/projects.js";
 import { API_KEY_FORMAT, hashApiKey } from "./api-keys.js";
 import type { Credential } from "./credentials.js";
 
@@ -69,7 +64,8 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
 
   return {
     async requireApiKey(credential) {
-      if (credential.kind === "none") throw new ServiceError("unauthenticated", Messages.missingKey);
+      if (credential.kind === "none")
+        throw new ServiceError("unauthenticated", Messages.missingKey);
       if (credential.kind === "token") {
         throw new ServiceError("permission_denied", Messages.readOnlyToken);
       }

@@ -116,7 +116,9 @@ export function createIngestService(deps: IngestDeps): IngestService {
 }
 
 function encodeContext(input: EventInput) {
-  return input.context === undefined ? undefined : (encodeJson(input.context) as typeof input.context);
+  return input.context === undefined
+    ? undefined
+    : (encodeJson(input.context) as typeof input.context);
 }
 
 /** The stored fields: strings HTML-encoded, actorType defaulted. */

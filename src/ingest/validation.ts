@@ -6,8 +6,9 @@
  * same messages. Issues use the spec's shape: `{path, message, code}`, every failing
  * field listed. Unknown fields are dropped from the output.
  */
-import { getOption, hasOption, ScalarType } from "@bufbuild/protobuf";
+
 import type { DescField, DescMessage } from "@bufbuild/protobuf";
+import { getOption, hasOption, ScalarType } from "@bufbuild/protobuf";
 import {
   type FieldRules,
   field as fieldRulesOption,
@@ -80,13 +81,17 @@ function compileMessage(schema: DescMessage): Check {
       // Own properties only: `__proto__` or `constructor` in a body are plain unknown keys.
       const present = Object.hasOwn(value, name) && value[name] !== undefined;
       if (!present) {
-        if (required) issues.push({ path: [...path, name], message: "Required", code: "invalid_type" });
+        if (required)
+          issues.push({ path: [...path, name], message: "Required", code: "invalid_type" });
         continue;
       }
       const cleaned = check(value[name], [...path, name], issues);
       if (cleaned !== undefined) out[name] = cleaned;
     }
-    if (oneOf.length > 0 && !oneOf.some((name) => Object.hasOwn(value, name) && value[name] !== undefined)) {
+    if (
+      oneOf.length > 0 &&
+      !oneOf.some((name) => Object.hasOwn(value, name) && value[name] !== undefined)
+    ) {
       issues.push({
         path,
         message: `Either ${oneOf.join(" or ")} is required`,
@@ -98,7 +103,9 @@ function compileMessage(schema: DescMessage): Check {
 }
 
 function rulesOf(descField: DescField): FieldRules | undefined {
-  return hasOption(descField, fieldRulesOption) ? getOption(descField, fieldRulesOption) : undefined;
+  return hasOption(descField, fieldRulesOption)
+    ? getOption(descField, fieldRulesOption)
+    : undefined;
 }
 
 function compileField(descField: DescField): Check {
@@ -162,8 +169,7 @@ function compileMessageField(schema: DescMessage, rules: FieldRules | undefined)
   }
 }
 
-const DATE_TIME =
-  /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/i;
+const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/i;
 
 /** True for an ISO 8601 date-time with a zone that names a real instant. */
 export function isDateTime(value: string): boolean {

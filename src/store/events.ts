@@ -3,8 +3,9 @@
  * context; the caller acknowledges the event only after `createEvent` resolves, which
  * is after COMMIT. Rows hold ciphertext and blind indexes only.
  */
-import { Messages, ServiceError } from "../errors.js";
+
 import type { SealedEvent } from "../crypto/event-cipher.js";
+import { Messages, ServiceError } from "../errors.js";
 import type { Db, Queryable } from "./db.js";
 
 /** An idempotency claim: the key (hashed), the canonical body hash, its expiry. */

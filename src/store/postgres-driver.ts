@@ -29,7 +29,10 @@ export function createPostgresDb(options: PostgresOptions): Db {
     text: string,
     params: readonly unknown[] = [],
   ): Promise<Row[]> => {
-    const rows = await target.unsafe(text, params as Params, { prepare: true });
+    // Arrays go through sql.array so that postgres.js sends the array type
+    // (it would otherwise send the element type, and `$1::bytea[]` fails).
+    const values = params.map((value) => (Array.isArray(value) ? sql.array(value) : value));
+    const rows = await target.unsafe(text, values as Params, { prepare: true });
     return rows as unknown as Row[];
   };
 

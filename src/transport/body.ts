@@ -10,10 +10,7 @@ import type { NodeRequest } from "./rest.js";
 export const MAX_BODY_BYTES = 1024 * 1024;
 
 /** Reads the whole body, or throws a 413 ServiceError past `limit` bytes. */
-export async function readBody(
-  req: NodeRequest,
-  limit: number = MAX_BODY_BYTES,
-): Promise<Buffer> {
+export async function readBody(req: NodeRequest, limit: number = MAX_BODY_BYTES): Promise<Buffer> {
   const declared = Number(req.headers["content-length"]);
   if (Number.isFinite(declared) && declared > limit) {
     throw new ServiceError("payload_too_large", Messages.payloadTooLarge);

@@ -9,7 +9,6 @@ import type { TLSSocket } from "node:tls";
 import type { Logger } from "pino";
 import { Messages, ServiceError } from "../errors.js";
 import type { Metrics } from "../observability/metrics.js";
-import { toRestError } from "./rest-errors.js";
 import {
   type NodeRequest,
   type NodeResponse,
@@ -17,6 +16,7 @@ import {
   sendJson,
   serveRest,
 } from "./rest.js";
+import { toRestError } from "./rest-errors.js";
 
 /** A readiness check: resolves when the dependency answers. */
 export type ReadinessCheck = () => Promise<void>;

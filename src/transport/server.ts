@@ -10,8 +10,8 @@
  */
 import * as http from "node:http";
 import * as http2 from "node:http2";
-import * as net from "node:net";
 import type { Socket } from "node:net";
+import * as net from "node:net";
 import type { NodeRequest, NodeResponse } from "./rest.js";
 
 /** TLS material; when given, the port speaks TLS only. */
@@ -70,7 +70,12 @@ export async function listen(
 
   if (options.tls) {
     h2 = http2.createSecureServer(
-      { cert: options.tls.cert, key: options.tls.key, allowHTTP1: true, ALPNProtocols: ["h2", "http/1.1"] },
+      {
+        cert: options.tls.cert,
+        key: options.tls.key,
+        allowHTTP1: true,
+        ALPNProtocols: ["h2", "http/1.1"],
+      },
       tracked,
     );
     outer = h2;
@@ -103,7 +108,9 @@ export async function listen(
         outer.closeIdleConnections();
       }
       const drained =
-        inFlight === 0 ? Promise.resolve() : new Promise<void>((resolve) => idleWaiters.push(resolve));
+        inFlight === 0
+          ? Promise.resolve()
+          : new Promise<void>((resolve) => idleWaiters.push(resolve));
       const timedOut = await Promise.race([
         drained.then(() => false),
         new Promise<boolean>((resolve) => setTimeout(() => resolve(true), timeoutMs).unref()),
@@ -133,10 +140,17 @@ function route(socket: Socket, h1: http.Server, h2: http2.Http2Server): void {
     clearTimeout(timer);
     socket.off("data", onData);
     socket.off("error", onError);
-    socket.pause();
-    socket.unshift(seen);
-    if (isHttp2) h2.emit("connection", socket);
-    else h1.emit("connection", socket);
+    if (isHttp2) {
+      // The HTTP/2 session reads what is buffered on the socket before consuming it.
+      socket.pause();
+      socket.unshift(seen);
+      h2.emit("connection", socket);
+    } else {
+      // The HTTP/1 parser consumes the socket's handle directly and would never see
+      // unshifted bytes, so the peeked bytes are handed to its data listener instead.
+      h1.emit("connection", socket);
+      socket.emit("data", seen);
+    }
   };
   socket.on("data", onData);
 }

@@ -1,0 +1,186 @@
+/**
+ * Starts the real service on 127.0.0.1, port 0, for black-box tests. Storage follows the
+ * environment the suite runs in: with DATABASE_URL set, a fresh PostgreSQL database
+ * (created here, dropped on close); otherwise the embedded PGlite in a temporary
+ * DATA_DIR. With REDIS_URL set, a unique key prefix (deleted on close).
+ */
+import { randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type Client, createClient } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
+import { Redis } from "ioredis";
+import postgres from "postgres";
+import { AdminService, Environment, Plan } from "../../gen/audit/v1/admin_pb.js";
+import { type App, createApp } from "../../src/app.js";
+import { loadConfig } from "../../src/config.js";
+import { createLogger } from "../../src/logger.js";
+import type { ListeningServer } from "../../src/transport/server.js";
+
+/** A running service and what a test needs to talk to it. */
+export interface TestServer {
+  /** `http://127.0.0.1:<port>` */
+  url: string;
+  port: number;
+  app: App;
+  adminToken: string;
+  /** AdminService over Connect with the admin token. */
+  admin: Client<typeof AdminService>;
+  /** Storage the server runs on. */
+  driver: "postgres" | "pglite";
+  /** A new project with one active key in `environment`. */
+  provision(options?: { plan?: Plan; environment?: Environment }): Promise<ProvisionedKey>;
+  /** Stops the server (graceful) and removes its database, data dir and Redis keys. */
+  close(): Promise<void>;
+}
+
+/** A project and the secret of one of its keys. */
+export interface ProvisionedKey {
+  projectId: string;
+  keyId: string;
+  secret: string;
+}
+
+/** Whether the suite runs against PostgreSQL (DATABASE_URL in the environment). */
+export const usingPostgres = Boolean(process.env.DATABASE_URL);
+
+/** Environment variables a test may override (same names as the service's). */
+export type TestEnv = Record<string, string>;
+
+/** Starts a server; `env` overrides configuration (e.g. RATE_LIMIT_MAX). */
+export async function startTestServer(env: TestEnv = {}): Promise<TestServer> {
+  const cleanups: (() => Promise<void>)[] = [];
+  const adminToken = randomBytes(24).toString("hex");
+  const base: TestEnv = {
+    HOST: "127.0.0.1",
+    PORT: "0",
+    ADMIN_TOKEN: adminToken,
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "silent",
+    API_KEY_CACHE_SECONDS: "0",
+  };
+
+  const adminUrl = process.env.DATABASE_URL;
+  if (adminUrl) {
+    const name = `audit_test_${randomBytes(6).toString("hex")}`;
+    const sql = postgres(adminUrl, { max: 1, onnotice: () => {} });
+    await sql.unsafe(`CREATE DATABASE ${name}`);
+    await sql.end();
+    const url = new URL(adminUrl);
+    url.pathname = `/${name}`;
+    base.DATABASE_URL = url.toString();
+    base.MASTER_KEY = randomBytes(32).toString("base64");
+    base.TOKEN_SIGNING_KEY = randomBytes(32).toString("hex");
+    cleanups.push(async () => {
+      const drop = postgres(adminUrl, { max: 1, onnotice: () => {} });
+      await drop.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await drop.end();
+    });
+  } else {
+    const dir = await mkdtemp(join(tmpdir(), "audit-test-"));
+    base.DATA_DIR = dir;
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  }
+
+  const redisUrl = process.env.REDIS_URL;
+  if (redisUrl) {
+    const prefix = `audit-test-${randomBytes(6).toString("hex")}:`;
+    base.REDIS_URL = redisUrl;
+    base.REDIS_KEY_PREFIX = prefix;
+    cleanups.push(async () => {
+      const redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
+      try {
+        await redis.connect();
+        let cursor = "0";
+        do {
+          const [next, keys] = await redis.scan(cursor, "MATCH", `*${prefix}*`, "COUNT", 500);
+          cursor = next;
+          if (keys.length > 0) await redis.del(...keys);
+        } while (cursor !== "0");
+      } finally {
+        redis.disconnect();
+      }
+    });
+  }
+
+  const config = loadConfig({ ...base, ...env });
+  const app = await createApp(config, createLogger(config.LOG_LEVEL));
+  let server: ListeningServer;
+  try {
+    server = await app.listen();
+  } catch (error) {
+    await app.close();
+    throw error;
+  }
+  const url = `http://127.0.0.1:${server.port}`;
+  const admin = createClient(
+    AdminService,
+    createConnectTransport({
+      baseUrl: url,
+      httpVersion: "1.1",
+      interceptors: [
+        (next) => (request) => {
+          request.header.set("authorization", `Bearer ${config.ADMIN_TOKEN ?? adminToken}`);
+          return next(request);
+        },
+      ],
+    }),
+  );
+
+  return {
+    url,
+    port: server.port,
+    app,
+    adminToken: config.ADMIN_TOKEN ?? adminToken,
+    admin,
+    driver: config.DATABASE_URL ? "postgres" : "pglite",
+    async provision(options = {}) {
+      const { project } = await admin.createProject({
+        name: `test ${randomBytes(3).toString("hex")}`,
+        plan: options.plan ?? Plan.PRO,
+      });
+      if (!project) throw new Error("CreateProject returned no project");
+      const created = await admin.createApiKey({
+        projectId: project.id,
+        environment: options.environment ?? Environment.TEST,
+      });
+      if (!created.apiKey) throw new Error("CreateApiKey returned no key");
+      return { projectId: project.id, keyId: created.apiKey.id, secret: created.secret };
+    },
+    async close() {
+      await server.close(5_000);
+      await app.close();
+      for (const cleanup of cleanups.reverse()) await cleanup();
+    },
+  };
+}
+
+/** A minimal valid event body. */
+export function validEvent(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    actionKey: "user.login",
+    entityType: "user",
+    entityId: "user_123",
+    actorId: "user_123",
+    ...overrides,
+  };
+}
+
+/** POSTs JSON to the ingest route with the given headers. */
+export async function postEvent(
+  server: { url: string },
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Headers; body: Record<string, unknown> }> {
+  const response = await fetch(`${server.url}/api/ingest/event`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
+  const text = await response.text();
+  return {
+    status: response.status,
+    headers: response.headers,
+    body: JSON.parse(text) as Record<string, unknown>,
+  };
+}

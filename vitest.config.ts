@@ -1,0 +1,13 @@
+import { defineConfig } from "vitest/config";
+
+// Vitest reads the default export of its config file.
+export default defineConfig({
+  test: {
+    include: ["test/**/*.test.ts"],
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    pool: "forks",
+    maxWorkers: 2,
+    reporters: ["default"],
+  },
+});
