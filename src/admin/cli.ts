@@ -1,0 +1,206 @@
+#!/usr/bin/env node
+/**
+ * `audit-admin`: the administration CLI, a thin client of AdminService over Connect.
+ * It holds no rules of its own; the service checks everything. The admin token comes
+ * from --admin-token, ADMIN_TOKEN, or the embedded default's DATA_DIR/admin.token.
+ */
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { toJson } from "@bufbuild/protobuf";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
+import {
+  AdminService,
+  type ApiKey,
+  ApiKeySchema,
+  ApiKeyStatus,
+  Environment,
+  Plan,
+  type Project,
+  ProjectSchema,
+} from "../../gen/audit/v1/admin_pb.js";
+
+const USAGE = `Usage: audit-admin <command> [options]
+
+Commands:
+  project create <name> [--plan free|start|pro]   create a project (default plan: free)
+  project list                                     list projects
+  project set-plan <projectId> <free|start|pro>    change a project's plan (takes effect at once)
+  project rotate-key <projectId>                   rotate the project's data key
+  key create <projectId> [--env test|live]         create an API key (the secret is shown once)
+  key list <projectId>                             list a project's API keys
+  key revoke <keyId>                               revoke a key (403 from then on)
+  key retire <keyId>                               retire a key permanently
+
+Options:
+  --url <url>            service address (default: AUDIT_URL or http://127.0.0.1:3000)
+  --admin-token <token>  admin token (default: ADMIN_TOKEN, or <data-dir>/admin.token)
+  --data-dir <dir>       data directory of the embedded default (default: DATA_DIR or ./data)
+  --json                 print JSON instead of text
+  -h, --help             show this help
+`;
+
+const PLANS: Record<string, Plan> = { free: Plan.FREE, start: Plan.START, pro: Plan.PRO };
+const ENVIRONMENTS: Record<string, Environment> = {
+  test: Environment.TEST,
+  live: Environment.LIVE,
+};
+
+/** A usage mistake: printed with the usage text, exit code 2. */
+class UsageError extends Error {}
+
+async function main(argv: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      url: { type: "string" },
+      "admin-token": { type: "string" },
+      "data-dir": { type: "string" },
+      plan: { type: "string" },
+      env: { type: "string" },
+      json: { type: "boolean", default: false },
+      help: { type: "boolean", short: "h", default: false },
+    },
+  });
+  if (values.help || positionals.length === 0) {
+    process.stdout.write(USAGE);
+    return;
+  }
+
+  const url = values.url ?? process.env.AUDIT_URL ?? "http://127.0.0.1:3000";
+  const token = values["admin-token"] ?? process.env.ADMIN_TOKEN ?? (await tokenFromDataDir(values));
+  const client = createClient(
+    AdminService,
+    createConnectTransport({
+      baseUrl: url,
+      httpVersion: "1.1",
+      interceptors: [
+        (next) => (request) => {
+          if (token) request.header.set("authorization", `Bearer ${token}`);
+          return next(request);
+        },
+      ],
+    }),
+  );
+  const print = (text: string, json: unknown) =>
+    process.stdout.write(`${values.json ? JSON.stringify(json, null, 2) : text}\n`);
+
+  const [area, command, ...args] = positionals;
+  const arg = (index: number, name: string): string => {
+    const value = args[index];
+    if (value === undefined) throw new UsageError(`missing <${name}>`);
+    return value;
+  };
+
+  switch (`${area} ${command}`) {
+    case "project create": {
+      const { project } = await client.createProject({
+        name: arg(0, "name"),
+        plan: choose(PLANS, values.plan ?? "free", "--plan"),
+      });
+      if (project) print(describeProject(project), toJson(ProjectSchema, project));
+      return;
+    }
+    case "project list": {
+      const { projects } = await client.listProjects({});
+      print(
+        projects.map(describeProject).join("\n") || "no projects",
+        projects.map((p) => toJson(ProjectSchema, p)),
+      );
+      return;
+    }
+    case "project set-plan": {
+      const { project } = await client.setProjectPlan({
+        projectId: arg(0, "projectId"),
+        plan: choose(PLANS, arg(1, "plan"), "plan"),
+      });
+      if (project) print(describeProject(project), toJson(ProjectSchema, project));
+      return;
+    }
+    case "project rotate-key": {
+      const { project } = await client.rotateProjectKey({ projectId: arg(0, "projectId") });
+      if (project) print(describeProject(project), toJson(ProjectSchema, project));
+      return;
+    }
+    case "key create": {
+      const created = await client.createApiKey({
+        projectId: arg(0, "projectId"),
+        environment: choose(ENVIRONMENTS, values.env ?? "test", "--env"),
+      });
+      const key = created.apiKey;
+      if (!key) throw new Error("the service returned no key");
+      print(
+        `${describeKey(key)}\nsecret: ${created.secret}\n(shown only now: store it in your secret manager)`,
+        { apiKey: toJson(ApiKeySchema, key), secret: created.secret },
+      );
+      return;
+    }
+    case "key list": {
+      const { apiKeys } = await client.listApiKeys({ projectId: arg(0, "projectId") });
+      print(
+        apiKeys.map(describeKey).join("\n") || "no keys",
+        apiKeys.map((k) => toJson(ApiKeySchema, k)),
+      );
+      return;
+    }
+    case "key revoke": {
+      const { apiKey } = await client.revokeApiKey({ id: arg(0, "keyId") });
+      if (apiKey) print(describeKey(apiKey), toJson(ApiKeySchema, apiKey));
+      return;
+    }
+    case "key retire": {
+      const { apiKey } = await client.retireApiKey({ id: arg(0, "keyId") });
+      if (apiKey) print(describeKey(apiKey), toJson(ApiKeySchema, apiKey));
+      return;
+    }
+    default:
+      throw new UsageError(`unknown command: ${positionals.join(" ")}`);
+  }
+}
+
+function choose<T>(options: Record<string, T>, name: string, what: string): T {
+  const value = options[name];
+  if (value === undefined) {
+    throw new UsageError(`${what} must be one of ${Object.keys(options).join(", ")}`);
+  }
+  return value;
+}
+
+async function tokenFromDataDir(values: { "data-dir"?: string | undefined }) {
+  const dir = values["data-dir"] ?? process.env.DATA_DIR ?? "./data";
+  try {
+    return (await readFile(join(dir, "admin.token"), "utf8")).trim();
+  } catch {
+    return undefined;
+  }
+}
+
+function describeProject(project: Project): string {
+  const plan = Plan[project.plan]?.toLowerCase() ?? "unknown";
+  return `${project.id}  ${project.name}  plan=${plan}  created=${project.createdAt}  dataKey=v${project.keyVersion}`;
+}
+
+function describeKey(key: ApiKey): string {
+  const env = Environment[key.environment]?.toLowerCase() ?? "unknown";
+  const status = ApiKeyStatus[key.status]?.toLowerCase() ?? "unknown";
+  return `${key.id}  ${key.prefix}…  env=${env}  status=${status}  project=${key.projectId}`;
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  if (error instanceof UsageError) {
+    process.stderr.write(`audit-admin: ${error.message}\n\n${USAGE}`);
+    process.exit(2);
+  }
+  if (error instanceof ConnectError) {
+    const hint =
+      error.code === Code.Unavailable || error.code === Code.Unknown
+        ? " (is the service running? see --url)"
+        : "";
+    process.stderr.write(`audit-admin: ${Code[error.code]}: ${error.rawMessage}${hint}\n`);
+    process.exit(1);
+  }
+  process.stderr.write(`audit-admin: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});
