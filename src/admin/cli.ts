@@ -70,7 +70,8 @@ async function main(argv: string[]): Promise<void> {
   }
 
   const url = values.url ?? process.env.AUDIT_URL ?? "http://127.0.0.1:3000";
-  const token = values["admin-token"] ?? process.env.ADMIN_TOKEN ?? (await tokenFromDataDir(values));
+  const token =
+    values["admin-token"] ?? process.env.ADMIN_TOKEN ?? (await tokenFromDataDir(values));
   const client = createClient(
     AdminService,
     createConnectTransport({
