@@ -20,6 +20,7 @@ import { createKeyring } from "./crypto/keyring.js";
 import { resolveSecrets } from "./embedded-secrets.js";
 import { ingestOperations } from "./ingest/ingest-operations.js";
 import { createIngestService } from "./ingest/ingest-service.js";
+import { createLimits } from "./limits/limits.js";
 import { createMetrics, type Metrics } from "./observability/metrics.js";
 import type { Db } from "./store/db.js";
 import { createEventStore } from "./store/events.js";
@@ -87,11 +88,14 @@ export async function createApp(
     projects,
     cacheSeconds: config.API_KEY_CACHE_SECONDS,
   });
+  const limits = createLimits(config, logger, metrics);
   const ingest = createIngestService({
     authenticator,
     keyring,
     events,
     idempotencyTtlSeconds: config.IDEMPOTENCY_TTL_SECONDS,
+    admission: limits.admission,
+    inTransaction: limits.quota,
     onCreated: (principal) => metrics.eventCreated(principal.environment),
   });
 
@@ -115,6 +119,7 @@ export async function createApp(
     connect,
     procedures,
     readiness: { database: () => db.ping() },
+    ...(limits.redisPing ? { optionalReadiness: { redis: limits.redisPing } } : {}),
     requireHttps: config.NODE_ENV === "production",
     trustProxy: config.TRUST_PROXY,
   });
@@ -149,6 +154,7 @@ export async function createApp(
     },
     async close() {
       clearInterval(sweeper);
+      await limits.close();
       await db.close();
     },
   };

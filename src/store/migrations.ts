@@ -97,6 +97,19 @@ export const migrations: readonly Migration[] = [
       create index idempotency_keys_by_expiry on idempotency_keys (expires_at);
     `,
   },
+  {
+    version: 4,
+    name: "monthly usage counters",
+    sql: `
+      create table usage_counters (
+        project_id uuid not null references projects (id) on delete cascade,
+        environment text not null check (environment in ('test', 'live')),
+        month date not null,
+        count int not null,
+        primary key (project_id, environment, month)
+      );
+    `,
+  },
 ];
 
 // An arbitrary constant: instances starting together migrate one at a time.

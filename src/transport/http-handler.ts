@@ -31,6 +31,11 @@ export interface HttpHandlerDeps {
   /** Paths of the RPC procedures, for metrics labels. */
   procedures: ReadonlySet<string>;
   readiness: Record<string, ReadinessCheck>;
+  /**
+   * Dependencies the service works without (Redis: rate limits fail open): reported by
+   * /readyz as "degraded" but not failing it, so instances stay in rotation.
+   */
+  optionalReadiness?: Record<string, ReadinessCheck>;
   requireHttps: boolean;
   trustProxy: boolean;
 }
@@ -62,8 +67,9 @@ export function createHttpHandler(deps: HttpHandlerDeps) {
 
   const ready = async (res: NodeResponse) => {
     const checks: Record<string, string> = {};
+    const optional = deps.optionalReadiness ?? {};
     await Promise.all(
-      Object.entries(deps.readiness).map(async ([name, check]) => {
+      Object.entries({ ...deps.readiness, ...optional }).map(async ([name, check]) => {
         try {
           await withTimeout(check(), READINESS_TIMEOUT_MS);
           checks[name] = "ok";
@@ -72,8 +78,10 @@ export function createHttpHandler(deps: HttpHandlerDeps) {
         }
       }),
     );
-    const ok = Object.values(checks).every((state) => state === "ok");
-    sendJson(res, ok ? 200 : 503, { status: ok ? "ok" : "unavailable", checks });
+    const ok = Object.keys(deps.readiness).every((name) => checks[name] === "ok");
+    const degraded = Object.keys(optional).some((name) => checks[name] !== "ok");
+    const status = ok ? (degraded ? "degraded" : "ok") : "unavailable";
+    sendJson(res, ok ? 200 : 503, { status, checks });
   };
 
   return (req: NodeRequest, res: NodeResponse): void => {

@@ -29,6 +29,8 @@ export interface TestServer {
   admin: Client<typeof AdminService>;
   /** Storage the server runs on. */
   driver: "postgres" | "pglite";
+  /** The configuration variables the server was started with. */
+  env: TestEnv;
   /** A new project with one active key in `environment`. */
   provision(options?: { plan?: Plan; environment?: Environment }): Promise<ProvisionedKey>;
   /** Stops the server (graceful) and removes its database, data dir and Redis keys. */
@@ -48,8 +50,26 @@ export const usingPostgres = Boolean(process.env.DATABASE_URL);
 /** Environment variables a test may override (same names as the service's). */
 export type TestEnv = Record<string, string>;
 
+/** Options of startTestServer. */
+export interface TestServerOptions {
+  /**
+   * Another instance of the same deployment: share its database, Redis prefix and
+   * secrets (PostgreSQL only: PGlite is one process). The peer owns the clean-up.
+   */
+  peerOf?: TestServer;
+}
+
 /** Starts a server; `env` overrides configuration (e.g. RATE_LIMIT_MAX). */
-export async function startTestServer(env: TestEnv = {}): Promise<TestServer> {
+export async function startTestServer(
+  env: TestEnv = {},
+  options: TestServerOptions = {},
+): Promise<TestServer> {
+  if (options.peerOf) {
+    if (options.peerOf.driver !== "postgres") {
+      throw new Error("several instances need PostgreSQL: PGlite serves one process");
+    }
+    return launch({ ...options.peerOf.env, ...env }, []);
+  }
   const cleanups: (() => Promise<void>)[] = [];
   const adminToken = randomBytes(24).toString("hex");
   const base: TestEnv = {
@@ -103,7 +123,12 @@ export async function startTestServer(env: TestEnv = {}): Promise<TestServer> {
     });
   }
 
-  const config = loadConfig({ ...base, ...env });
+  return launch({ ...base, ...env }, cleanups);
+}
+
+async function launch(env: TestEnv, cleanups: (() => Promise<void>)[]): Promise<TestServer> {
+  const adminToken = env.ADMIN_TOKEN ?? "";
+  const config = loadConfig(env);
   const app = await createApp(config, createLogger(config.LOG_LEVEL));
   let server: ListeningServer;
   try {
@@ -134,6 +159,7 @@ export async function startTestServer(env: TestEnv = {}): Promise<TestServer> {
     adminToken: config.ADMIN_TOKEN ?? adminToken,
     admin,
     driver: config.DATABASE_URL ? "postgres" : "pglite",
+    env,
     async provision(options = {}) {
       const { project } = await admin.createProject({
         name: `test ${randomBytes(3).toString("hex")}`,
