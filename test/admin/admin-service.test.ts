@@ -1,0 +1,223 @@
+/**
+ * AdminService through Connect, and the audit-admin CLI against a running service:
+ * the admin token guard, projects, plans, keys (secret shown once), key status
+ * transitions and their effect on ingestion, data-key rotation.
+ */
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AdminService, ApiKeyStatus, Environment, Plan } from "../../gen/audit/v1/admin_pb.js";
+import { postEvent, startTestServer, type TestServer, validEvent } from "../support/test-server.js";
+
+const run = promisify(execFile);
+
+async function failure(call: Promise<unknown>): Promise<ConnectError | undefined> {
+  return call.then(
+    () => undefined,
+    (reason: unknown) => ConnectError.from(reason),
+  );
+}
+
+describe("AdminService", () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer();
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  const clientWith = (token: string | undefined) =>
+    createClient(
+      AdminService,
+      createConnectTransport({
+        baseUrl: server.url,
+        httpVersion: "1.1",
+        interceptors: [
+          (next) => (request) => {
+            if (token !== undefined) request.header.set("authorization", `Bearer ${token}`);
+            return next(request);
+          },
+        ],
+      }),
+    );
+
+  it("refuses calls without the admin token or with a wrong one", async () => {
+    const missing = await failure(clientWith(undefined).listProjects({}));
+    expect(missing?.code).toBe(Code.Unauthenticated);
+    const wrong = await failure(clientWith(`${server.adminToken}x`).listProjects({}));
+    expect(wrong?.code).toBe(Code.Unauthenticated);
+    const apiKey = await server.provision();
+    const withApiKey = await failure(clientWith(apiKey.secret).listProjects({}));
+    expect(withApiKey?.code).toBe(Code.Unauthenticated);
+  });
+
+  it("creates and lists projects with their plan; an empty name is refused", async () => {
+    const { project } = await server.admin.createProject({ name: "Acme", plan: Plan.START });
+    expect(project).toMatchObject({ name: "Acme", plan: Plan.START, keyVersion: 1 });
+    const { projects } = await server.admin.listProjects({});
+    expect(projects.map((p) => p.id)).toContain(project?.id);
+    const defaulted = await server.admin.createProject({ name: "No plan" });
+    expect(defaulted.project?.plan).toBe(Plan.FREE);
+    const empty = await failure(server.admin.createProject({ name: "  ", plan: Plan.FREE }));
+    expect(empty?.code).toBe(Code.InvalidArgument);
+  });
+
+  it("sets a plan; unknown projects and plans are refused", async () => {
+    const { projectId } = await server.provision({ plan: Plan.FREE });
+    const { project } = await server.admin.setProjectPlan({ projectId, plan: Plan.PRO });
+    expect(project?.plan).toBe(Plan.PRO);
+    const unknown = await failure(
+      server.admin.setProjectPlan({
+        projectId: "01a20000-0000-7000-8000-000000000000",
+        plan: Plan.PRO,
+      }),
+    );
+    expect(unknown?.code).toBe(Code.NotFound);
+    const badPlan = await failure(
+      server.admin.setProjectPlan({ projectId, plan: Plan.UNSPECIFIED }),
+    );
+    expect(badPlan?.code).toBe(Code.InvalidArgument);
+    const badId = await failure(server.admin.setProjectPlan({ projectId: "nope", plan: Plan.PRO }));
+    expect(badId?.code).toBe(Code.InvalidArgument);
+  });
+
+  it("creates keys in the right format, shows the secret once and lists keys without it", async () => {
+    const { projectId } = await server.provision();
+    const live = await server.admin.createApiKey({ projectId, environment: Environment.LIVE });
+    expect(live.secret).toMatch(/^pk_live_[A-Za-z0-9]{20,}$/);
+    expect(live.apiKey).toMatchObject({
+      projectId,
+      environment: Environment.LIVE,
+      status: ApiKeyStatus.ACTIVE,
+    });
+    expect(live.secret.startsWith(live.apiKey?.prefix ?? "?")).toBe(true);
+    const { apiKeys } = await server.admin.listApiKeys({ projectId });
+    expect(apiKeys).toHaveLength(2);
+    expect(
+      JSON.stringify(apiKeys, (_, v: unknown) => (typeof v === "bigint" ? String(v) : v)),
+    ).not.toContain(live.secret);
+    const noEnv = await failure(server.admin.createApiKey({ projectId }));
+    expect(noEnv?.code).toBe(Code.InvalidArgument);
+    const rows = await server.app.db.query<{ key_hash: Uint8Array }>(
+      "select key_hash from api_keys where project_id = $1",
+      [projectId],
+    );
+    for (const row of rows) expect(Buffer.from(row.key_hash).toString()).not.toContain("pk_");
+  });
+
+  it("a revoked key and a retired key get 403 API key has been revoked; retired stays retired", async () => {
+    const revoked = await server.provision();
+    const retired = await server.provision();
+    const send = (secret: string) =>
+      postEvent(server, validEvent(), { authorization: `Bearer ${secret}` });
+    expect((await send(revoked.secret)).status).toBe(201);
+
+    const afterRevoke = await server.admin.revokeApiKey({ id: revoked.keyId });
+    expect(afterRevoke.apiKey?.status).toBe(ApiKeyStatus.REVOKED);
+    expect(await send(revoked.secret)).toMatchObject({
+      status: 403,
+      body: { error: "API key has been revoked" },
+    });
+
+    await server.admin.retireApiKey({ id: retired.keyId });
+    expect(await send(retired.secret)).toMatchObject({
+      status: 403,
+      body: { error: "API key has been revoked" },
+    });
+    const stillRetired = await server.admin.revokeApiKey({ id: retired.keyId });
+    expect(stillRetired.apiKey?.status).toBe(ApiKeyStatus.RETIRED);
+
+    const unknown = await failure(
+      server.admin.revokeApiKey({ id: "01a20000-0000-7000-8000-000000000000" }),
+    );
+    expect(unknown?.code).toBe(Code.NotFound);
+  });
+
+  it("rotating a project's data key bumps its version and ingestion continues", async () => {
+    const key = await server.provision();
+    expect((await postEvent(server, validEvent(), { "x-project-key": key.secret })).status).toBe(
+      201,
+    );
+    const { project } = await server.admin.rotateProjectKey({ projectId: key.projectId });
+    expect(project?.keyVersion).toBe(2);
+    expect((await postEvent(server, validEvent(), { "x-project-key": key.secret })).status).toBe(
+      201,
+    );
+    const versions = await server.app.db.query<{ key_version: number }>(
+      "select key_version from events where project_id = $1 order by id",
+      [key.projectId],
+    );
+    expect(versions.map((row) => row.key_version)).toEqual([1, 2]);
+  });
+});
+
+describe("audit-admin CLI", () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer();
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  const cli = async (...args: string[]) => {
+    const { stdout } = await run(
+      process.execPath,
+      ["--import", "tsx", "src/admin/cli.ts", "--url", server.url, "--json", ...args],
+      { env: { ...process.env, ADMIN_TOKEN: server.adminToken }, timeout: 30_000 },
+    );
+    return JSON.parse(stdout) as Record<string, unknown>;
+  };
+
+  it("creates a project and a live key that can record an event, then revokes it", async () => {
+    const project = await cli("project", "create", "CLI project", "--plan", "start");
+    expect(project).toMatchObject({ name: "CLI project", plan: "PLAN_START" });
+    const created = (await cli("key", "create", String(project.id), "--env", "live")) as {
+      apiKey: { id: string };
+      secret: string;
+    };
+    expect(created.secret).toMatch(/^pk_live_/);
+    const ok = await postEvent(server, validEvent(), { authorization: `Bearer ${created.secret}` });
+    expect(ok.status).toBe(201);
+    const revoked = await cli("key", "revoke", created.apiKey.id);
+    expect(revoked).toMatchObject({ status: "API_KEY_STATUS_REVOKED" });
+    const refused = await postEvent(server, validEvent(), {
+      authorization: `Bearer ${created.secret}`,
+    });
+    expect(refused.status).toBe(403);
+  });
+
+  it("exits 2 with the usage on an unknown command and 1 on a refused call", async () => {
+    const unknown = await run(process.execPath, ["--import", "tsx", "src/admin/cli.ts", "nope"], {
+      timeout: 30_000,
+    }).then(
+      () => ({ code: 0, stderr: "" }),
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain("Usage: audit-admin");
+    const refused = await run(
+      process.execPath,
+      [
+        "--import",
+        "tsx",
+        "src/admin/cli.ts",
+        "--url",
+        server.url,
+        "--admin-token",
+        "wrong-token-123456",
+        "project",
+        "list",
+      ],
+      { timeout: 30_000 },
+    ).then(
+      () => ({ code: 0, stderr: "" }),
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("Unauthenticated");
+  });
+});
