@@ -21,12 +21,20 @@ const JWT_SHAPE = /^eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*$/;
  */
 export function readCredential(header: HeaderLookup): Credential {
   const authorization = header("authorization")?.trim();
-  if (authorization) {
-    const match = /^Bearer\s+(.+)$/i.exec(authorization);
-    const value = match?.[1]?.trim();
-    if (value) return JWT_SHAPE.test(value) ? { kind: "token", value } : { kind: "api_key", value };
-  }
   const projectKey = header("x-project-key")?.trim();
-  if (projectKey) return { kind: "api_key", value: projectKey };
+  const bearer = authorization ? /^Bearer\s+(.+)$/i.exec(authorization)?.[1]?.trim() : undefined;
+  if (bearer) return JWT_SHAPE.test(bearer) ? token(bearer) : key(bearer);
+  if (projectKey) return key(projectKey);
+  // A malformed Authorization value (`Bearerpk_...`, a bare key) still presents a key,
+  // which then fails the format check; "Bearer" with nothing after it presents none.
+  if (authorization && !/^Bearer$/i.test(authorization)) return key(authorization);
   return { kind: "none" };
+}
+
+function key(value: string): Credential {
+  return { kind: "api_key", value };
+}
+
+function token(value: string): Credential {
+  return { kind: "token", value };
 }

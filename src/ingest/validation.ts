@@ -169,11 +169,31 @@ function compileMessageField(schema: DescMessage, rules: FieldRules | undefined)
   }
 }
 
-const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/i;
+const DATE_TIME =
+  /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-](\d{2}):?(\d{2}))$/i;
 
-/** True for an ISO 8601 date-time with a zone that names a real instant. */
+/**
+ * True for an ISO 8601 date-time with a zone that names a real instant. Each part is
+ * range-checked: `Date.parse` alone would roll 2023-02-29 over to March 1st.
+ */
 export function isDateTime(value: string): boolean {
-  return DATE_TIME.test(value) && !Number.isNaN(Date.parse(value));
+  const parts = DATE_TIME.exec(value);
+  if (!parts || Number.isNaN(Date.parse(value))) return false;
+  const [year, month, day, hour, minute, second, zoneHour, zoneMinute] = parts
+    .slice(1)
+    .map((part) => (part === undefined ? 0 : Number(part)));
+  const daysInMonth = new Date(Date.UTC(year ?? 0, month ?? 0, 0)).getUTCDate();
+  return (
+    (month ?? 0) >= 1 &&
+    (month ?? 0) <= 12 &&
+    (day ?? 0) >= 1 &&
+    (day ?? 0) <= daysInMonth &&
+    (hour ?? 0) <= 23 &&
+    (minute ?? 0) <= 59 &&
+    (second ?? 0) <= 59 &&
+    (zoneHour ?? 0) <= 23 &&
+    (zoneMinute ?? 0) <= 59
+  );
 }
 
 function compileScalar(scalar: ScalarType, rules: FieldRules | undefined): Check {
