@@ -1,0 +1,342 @@
+/**
+ * `npm run bench`: measures Create Event throughput, latency, CPU and memory of the
+ * service against two references on the same machine, all on 127.0.0.1:
+ *   bare   a node:http server that parses the JSON and answers 201 (Node's ceiling)
+ *   plain  one handler, one key query, one INSERT per request (what a team would write)
+ *   service  this service with everything on (auth, rate limit, quota, validation,
+ *            encryption, blind indexes, durable commit), over REST and gRPC, and with an
+ *            Idempotency-Key on every request.
+ * The rate limit is raised for the run (RATE_LIMIT_MAX) because what is measured is
+ * the cost per event, not the limit; quotas stay on (projects on the pro plan).
+ * Prints a table and writes bench/results/latest.json.
+ *
+ * Options: --duration <s> (default 15), --connections <n> (default 64),
+ * --embedded (the service on PGlite instead of PostgreSQL), --only <name,...>,
+ * --workers <n> (service processes; default from WORKERS or 1).
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { cpus, tmpdir, totalmem } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { createClient } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
+import postgres from "postgres";
+import { AdminService, Environment, Plan } from "../gen/audit/v1/admin_pb.js";
+
+const { values } = parseArgs({
+  options: {
+    duration: { type: "string", default: "15" },
+    connections: { type: "string", default: "64" },
+    embedded: { type: "boolean", default: false },
+    only: { type: "string" },
+    workers: { type: "string", default: process.env.WORKERS ?? "1" },
+  },
+});
+const durationSeconds = Number(values.duration);
+const connections = Number(values.connections);
+const only = values.only?.split(",");
+const PG = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+const REDIS = process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379";
+const root = new URL("..", import.meta.url).pathname;
+
+interface LoadResult {
+  requestsPerSecond: number;
+  total: number;
+  ok: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  latencyP50: number;
+  latencyP99: number;
+}
+
+interface Row extends LoadResult {
+  name: string;
+  /** Cores used by the server process(es) on average during the run. */
+  serverCpuCores: number;
+  peakRssMb: number;
+}
+
+const rows: Row[] = [];
+const children = new Set<ChildProcess>();
+process.on("exit", () => {
+  for (const child of children) child.kill("SIGKILL");
+});
+
+/** Starts a child process and resolves with its first JSON stdout line that has `port`. */
+function startProcess(
+  args: string[],
+  env: Record<string, string> = {},
+  waitFor: (line: string) => number | undefined = jsonPort,
+): Promise<{ child: ChildProcess; port: number }> {
+  const child = spawn(process.execPath, args, {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  children.add(child);
+  child.once("exit", () => children.delete(child));
+  return new Promise((resolve, reject) => {
+    let buffer = "";
+    const timer = setTimeout(() => reject(new Error(`${args.join(" ")} did not start`)), 60_000);
+    child.stdout?.on("data", (chunk: Buffer) => {
+      buffer += chunk.toString();
+      for (const line of buffer.split("\n")) {
+        const port = waitFor(line);
+        if (port) {
+          clearTimeout(timer);
+          resolve({ child, port });
+        }
+      }
+      buffer = buffer.slice(buffer.lastIndexOf("\n") + 1);
+    });
+    child.once("exit", (code) => reject(new Error(`${args.join(" ")} exited with ${code}`)));
+  });
+}
+
+function jsonPort(line: string): number | undefined {
+  if (!line.startsWith("{")) return undefined;
+  const parsed = JSON.parse(line) as { port?: number };
+  return parsed.port;
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGTERM");
+  await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10_000))]);
+  child.kill("SIGKILL");
+}
+
+/** CPU seconds (user + system) used so far by a process and its children threads. */
+async function cpuSeconds(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  return ticks / 100;
+}
+
+async function peakRssMb(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, "utf8");
+  const match = /VmHWM:\s+(\d+) kB/.exec(status);
+  return match ? Number(match[1]) / 1024 : 0;
+}
+
+/** Runs a load generator against servers with the given pids and records a row. */
+async function measure(name: string, pids: number[], loader: string, job: unknown): Promise<void> {
+  if (only && !only.includes(name)) return;
+  process.stderr.write(`  ${name}: ${durationSeconds} s ...\n`);
+  const before = await Promise.all(pids.map(cpuSeconds));
+  const started = performance.now();
+  const result = await new Promise<LoadResult>((resolve, reject) => {
+    const child = spawn(process.execPath, ["--import", "tsx", loader, JSON.stringify(job)], {
+      cwd: root,
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    let output = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    child.once("exit", (code) =>
+      code === 0
+        ? resolve(JSON.parse(output) as LoadResult)
+        : reject(new Error(`${loader} ${code}`)),
+    );
+  });
+  const elapsed = (performance.now() - started) / 1000;
+  const after = await Promise.all(pids.map(cpuSeconds));
+  const cpu = after.reduce((sum, value, i) => sum + value - (before[i] ?? 0), 0);
+  const rss = await Promise.all(pids.map(peakRssMb));
+  rows.push({
+    name,
+    ...result,
+    serverCpuCores: cpu / elapsed,
+    peakRssMb: rss.reduce((a, b) => a + b, 0),
+  });
+}
+
+async function recreateDatabase(name: string): Promise<string> {
+  const sql = postgres(PG, { max: 1, onnotice: () => {} });
+  await sql.unsafe(`drop database if exists ${name} with (force)`);
+  await sql.unsafe(`create database ${name}`);
+  await sql.end();
+  const url = new URL(PG);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+async function main(): Promise<void> {
+  process.stderr.write(`bench: ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB\n`);
+  await run("npm", ["run", "--silent", "build"]);
+
+  // Reference 1: bare node:http.
+  const bare = await startProcess(["--import", "tsx", "bench/bare-server.ts", "0"]);
+  await measure("bare REST", [bare.child.pid ?? 0], "bench/load-http.ts", {
+    url: `http://127.0.0.1:${bare.port}`,
+    keys: ["x"],
+    connections,
+    durationSeconds,
+    idempotency: false,
+  });
+  await stop(bare.child);
+
+  // Reference 2: the plain implementation.
+  const plainUrl = await recreateDatabase("audit_bench_plain");
+  const plain = await startProcess(["--import", "tsx", "bench/plain-server.ts", "0", plainUrl]);
+  const plainKeys = Array.from({ length: 20 }, () => `pk_live_${randomBytes(24).toString("hex")}`);
+  const plainSql = postgres(plainUrl, { max: 1, onnotice: () => {} });
+  const { createHash, randomUUID } = await import("node:crypto");
+  for (const key of plainKeys) {
+    await plainSql`insert into plain_keys values (${createHash("sha256").update(key).digest("hex")}, ${randomUUID()})`;
+  }
+  await plainSql.end();
+  await measure("plain REST", [plain.child.pid ?? 0], "bench/load-http.ts", {
+    url: `http://127.0.0.1:${plain.port}`,
+    keys: plainKeys,
+    connections,
+    durationSeconds,
+    idempotency: false,
+  });
+  await stop(plain.child);
+
+  // The service.
+  const dataDir = await mkdtemp(join(tmpdir(), "audit-bench-"));
+  const adminToken = randomBytes(24).toString("hex");
+  const env: Record<string, string> = {
+    PORT: "0",
+    HOST: "127.0.0.1",
+    LOG_LEVEL: "info",
+    ADMIN_TOKEN: adminToken,
+    RATE_LIMIT_MAX: "1000000000",
+    WORKERS: values.workers ?? "1",
+  };
+  if (values.embedded) {
+    env.DATA_DIR = dataDir;
+  } else {
+    env.DATABASE_URL = await recreateDatabase("audit_bench_service");
+    env.REDIS_URL = REDIS;
+    env.REDIS_KEY_PREFIX = `audit-bench-${randomBytes(4).toString("hex")}:`;
+    env.MASTER_KEY = randomBytes(32).toString("base64");
+    env.TOKEN_SIGNING_KEY = randomBytes(32).toString("hex");
+  }
+  const service = await startProcess(["dist/src/main.js"], env, (line) => {
+    if (!line.startsWith("{")) return undefined;
+    const parsed = JSON.parse(line) as { msg?: string; port?: number };
+    return parsed.msg === "audit event service listening" ? parsed.port : undefined;
+  });
+  const servicePids = await processTree(service.child.pid ?? 0);
+  const admin = createClient(
+    AdminService,
+    createConnectTransport({
+      baseUrl: `http://127.0.0.1:${service.port}`,
+      httpVersion: "1.1",
+      interceptors: [
+        (next) => (request) => {
+          request.header.set("authorization", `Bearer ${adminToken}`);
+          return next(request);
+        },
+      ],
+    }),
+  );
+  // Enough pro projects that no monthly quota is reached during the run.
+  const keys: string[] = [];
+  for (let i = 0; i < 40; i++) {
+    const { project } = await admin.createProject({ name: `bench ${i}`, plan: Plan.PRO });
+    const created = await admin.createApiKey({
+      projectId: project?.id ?? "",
+      environment: Environment.LIVE,
+    });
+    keys.push(created.secret);
+  }
+  const serviceUrl = `http://127.0.0.1:${service.port}`;
+  await measure("service REST", servicePids, "bench/load-http.ts", {
+    url: serviceUrl,
+    keys,
+    connections,
+    durationSeconds,
+    idempotency: false,
+  });
+  await measure("service REST + Idempotency-Key", servicePids, "bench/load-http.ts", {
+    url: serviceUrl,
+    keys,
+    connections,
+    durationSeconds,
+    idempotency: true,
+  });
+  await measure("service gRPC", servicePids, "bench/load-grpc.ts", {
+    address: `127.0.0.1:${service.port}`,
+    keys,
+    concurrency: connections,
+    channels: 4,
+    durationSeconds,
+  });
+  await stop(service.child);
+  await rm(dataDir, { recursive: true, force: true });
+
+  report();
+}
+
+/** The pid and its child processes (cluster workers). */
+async function processTree(pid: number): Promise<number[]> {
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  try {
+    const children = (await readFile(`/proc/${pid}/task/${pid}/children`, "utf8"))
+      .trim()
+      .split(/\s+/)
+      .filter(Boolean)
+      .map(Number);
+    return [pid, ...children];
+  } catch {
+    return [pid];
+  }
+}
+
+function run(command: string, args: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: root, stdio: "inherit" });
+    child.once("exit", (code) =>
+      code === 0 ? resolve() : reject(new Error(`${command} ${code}`)),
+    );
+  });
+}
+
+function report(): void {
+  const find = (name: string) => rows.find((row) => row.name === name)?.requestsPerSecond;
+  const bare = find("bare REST");
+  const plain = find("plain REST");
+  const table = rows.map((row) => ({
+    scenario: row.name,
+    "events/s": Math.round(row.requestsPerSecond),
+    "p50 ms": row.latencyP50,
+    "p99 ms": row.latencyP99,
+    "server CPU (cores)": row.serverCpuCores.toFixed(2),
+    "peak RSS MB": Math.round(row.peakRssMb),
+    "non-2xx": row.non2xx + row.errors + row.timeouts,
+    "vs bare": bare ? (row.requestsPerSecond / bare).toFixed(2) : "",
+    "vs plain": plain ? (row.requestsPerSecond / plain).toFixed(2) : "",
+  }));
+  console.table(table);
+  const output = {
+    date: new Date().toISOString(),
+    machine: {
+      cores: cpus().length,
+      memoryGiB: Math.round(totalmem() / 2 ** 30),
+      node: process.version,
+    },
+    settings: {
+      durationSeconds,
+      connections,
+      storage: values.embedded ? "pglite" : "postgresql",
+      workers: Number(values.workers),
+      rateLimitMax: 1_000_000_000,
+    },
+    rows,
+  };
+  void mkdir(join(root, "bench/results"), { recursive: true }).then(() =>
+    writeFile(join(root, "bench/results/latest.json"), `${JSON.stringify(output, null, 2)}\n`),
+  );
+}
+
+await main();
