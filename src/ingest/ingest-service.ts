@@ -12,7 +12,7 @@ import { sealEvent } from "../crypto/event-cipher.js";
 import type { Keyring } from "../crypto/keyring.js";
 import { Messages, ServiceError } from "../errors.js";
 import { uuidv7 } from "../ids.js";
-import type { EventStore, InTransactionCheck, WriteResult } from "../store/events.js";
+import type { EventStore, WriteResult } from "../store/events.js";
 import { canonicalHash } from "./canonical-json.js";
 import { type EventInput, eventValidator } from "./event-input.js";
 import { encodeHtml, encodeJson } from "./html-encoding.js";
@@ -44,8 +44,6 @@ export interface IngestDeps {
   idempotencyTtlSeconds: number;
   /** Checks before the body is read, in order (rate limit). */
   admission?: AdmissionCheck[];
-  /** Check inside the write transaction (monthly quota). */
-  inTransaction?: InTransactionCheck;
   now?: () => Date;
   /** Called once per event created (metrics). */
   onCreated?: (principal: KeyPrincipal) => void;
@@ -92,23 +90,20 @@ export function createIngestService(deps: IngestDeps): IngestService {
         searchable: searchableTexts(input),
       });
 
-      const result = await deps.events.createEvent(
-        {
-          ...at,
-          occurredAt: input.occurredAt ? new Date(input.occurredAt) : receivedAt,
-          receivedAt,
-          sealed,
-          idempotency:
-            idempotencyKey === undefined
-              ? undefined
-              : {
-                  keyHash: createHash("sha256").update(idempotencyKey, "utf8").digest(),
-                  bodyHash: canonicalHash(body),
-                  expiresAt: new Date(receivedAt.getTime() + ttlMs),
-                },
-        },
-        deps.inTransaction,
-      );
+      const result = await deps.events.createEvent({
+        ...at,
+        occurredAt: input.occurredAt ? new Date(input.occurredAt) : receivedAt,
+        receivedAt,
+        sealed,
+        idempotency:
+          idempotencyKey === undefined
+            ? undefined
+            : {
+                keyHash: createHash("sha256").update(idempotencyKey, "utf8").digest(),
+                bodyHash: canonicalHash(body),
+                expiresAt: new Date(receivedAt.getTime() + ttlMs),
+              },
+      });
       if (!result.replayed) deps.onCreated?.(principal);
       return result;
     },

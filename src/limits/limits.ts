@@ -8,7 +8,7 @@ import type { Logger } from "pino";
 import type { Config } from "../config.js";
 import type { AdmissionCheck } from "../ingest/ingest-service.js";
 import type { Metrics } from "../observability/metrics.js";
-import type { InTransactionCheck } from "../store/events.js";
+import type { BatchCheck } from "../store/events.js";
 import { createMonthlyQuotaCheck } from "./monthly-quota.js";
 import { createRateLimitCheck } from "./rate-limit-check.js";
 import { createMemoryRateLimiter, type RateLimiter } from "./rate-limiter.js";
@@ -19,7 +19,7 @@ export interface Limits {
   /** Steps before the body is read: the rate limit. */
   admission: AdmissionCheck[];
   /** The step inside the write transaction: the monthly quota. */
-  quota: InTransactionCheck;
+  quota: BatchCheck;
   /** Redis, when used: reported by /readyz without failing it (limits fail open). */
   redisPing: (() => Promise<void>) | undefined;
   close(): Promise<void>;
