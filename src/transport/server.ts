@@ -61,6 +61,7 @@ export async function listen(
     });
   };
 
+  const unrouted = new Set<Socket>();
   const h1 = http.createServer(
     { headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS },
     tracked,
@@ -83,7 +84,13 @@ export async function listen(
     h2 = http2.createServer({}, tracked);
     // This server never listens itself; the event starts its connection tracking.
     h1.emit("listening");
-    outer = net.createServer((socket) => route(socket, h1, h2 as http2.Http2Server));
+    outer = net.createServer((socket) => {
+      // Until its first bytes decide the protocol, a socket belongs to neither server;
+      // shutdown must close it itself.
+      unrouted.add(socket);
+      socket.once("close", () => unrouted.delete(socket));
+      route(socket, h1, h2 as http2.Http2Server, () => unrouted.delete(socket));
+    });
   }
   trackSessions(h2);
 
@@ -102,6 +109,7 @@ export async function listen(
     async close(timeoutMs) {
       closing = true;
       const stopped = new Promise<void>((resolve) => outer.close(() => resolve()));
+      for (const socket of unrouted) socket.destroy();
       for (const session of sessions) session.close();
       h1.closeIdleConnections();
       if ("closeIdleConnections" in outer && typeof outer.closeIdleConnections === "function") {
@@ -127,7 +135,7 @@ export async function listen(
 }
 
 /** Hands a cleartext socket to the HTTP/2 or the HTTP/1.1 server by its first bytes. */
-function route(socket: Socket, h1: http.Server, h2: http2.Http2Server): void {
+function route(socket: Socket, h1: http.Server, h2: http2.Http2Server, onRouted: () => void): void {
   let seen = Buffer.alloc(0);
   const timer = setTimeout(() => socket.destroy(), PEEK_TIMEOUT_MS);
   const onError = () => clearTimeout(timer);
@@ -140,6 +148,7 @@ function route(socket: Socket, h1: http.Server, h2: http2.Http2Server): void {
     clearTimeout(timer);
     socket.off("data", onData);
     socket.off("error", onError);
+    onRouted();
     if (isHttp2) {
       // The HTTP/2 session reads what is buffered on the socket before consuming it.
       socket.pause();

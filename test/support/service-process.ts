@@ -1,0 +1,186 @@
+/**
+ * Runs the real service as a child process (`node --import tsx src/main.ts`) on a port
+ * the OS picks (PORT=0; the port is read from the "listening" log line). Storage
+ * follows the suite's environment like test-server.ts: a fresh PostgreSQL database when
+ * DATABASE_URL is set, otherwise PGlite in a temporary DATA_DIR.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Redis } from "ioredis";
+import postgres from "postgres";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const LISTENING = "audit event service listening";
+
+/** A running service process. */
+export interface ServiceProcess {
+  child: ChildProcess;
+  port: number;
+  adminToken: string;
+  /** Every stdout line so far (JSON log lines and the first-start banner). */
+  stdout: string[];
+  /** Everything written to stderr so far. */
+  stderr(): string;
+  /** Resolves with the exit code and signal once the process has exited. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Resolves with the first stdout JSON line whose `msg` is `msg`, within `timeoutMs`. */
+  waitForLog(msg: string, timeoutMs: number): Promise<Record<string, unknown>>;
+  /** Kills the process if it still runs; removes its database, data dir and Redis keys. */
+  cleanup(): Promise<void>;
+}
+
+/** Starts the service; resolves once it logs that it listens. */
+export async function spawnService(env: Record<string, string> = {}): Promise<ServiceProcess> {
+  const cleanups: (() => Promise<void>)[] = [];
+  const adminToken = randomBytes(24).toString("hex");
+  const childEnv: Record<string, string | undefined> = {
+    ...process.env,
+    PORT: "0",
+    HOST: "127.0.0.1",
+    ADMIN_TOKEN: adminToken,
+    LOG_LEVEL: "info",
+    API_KEY_CACHE_SECONDS: "0",
+    ...env,
+  };
+
+  const adminUrl = process.env.DATABASE_URL;
+  if (adminUrl) {
+    const name = `audit_test_${randomBytes(6).toString("hex")}`;
+    const sql = postgres(adminUrl, { max: 1, onnotice: () => {} });
+    await sql.unsafe(`CREATE DATABASE ${name}`);
+    await sql.end();
+    const url = new URL(adminUrl);
+    url.pathname = `/${name}`;
+    childEnv.DATABASE_URL = url.toString();
+    childEnv.MASTER_KEY = randomBytes(32).toString("base64");
+    childEnv.TOKEN_SIGNING_KEY = randomBytes(32).toString("hex");
+    cleanups.push(async () => {
+      const drop = postgres(adminUrl, { max: 1, onnotice: () => {} });
+      await drop.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await drop.end();
+    });
+  } else {
+    const dir = await mkdtemp(join(tmpdir(), "audit-process-"));
+    childEnv.DATA_DIR = dir;
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  }
+  const redisUrl = process.env.REDIS_URL;
+  if (redisUrl) {
+    const prefix = `audit-test-${randomBytes(6).toString("hex")}:`;
+    childEnv.REDIS_URL = redisUrl;
+    childEnv.REDIS_KEY_PREFIX = prefix;
+    cleanups.push(() => deleteRedisKeys(redisUrl, prefix));
+  }
+
+  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    cwd: ROOT,
+    env: childEnv,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once("exit", (code, signal) => resolve({ code, signal })),
+  );
+  const stdout: string[] = [];
+  let partial = "";
+  let stderr = "";
+  let closed = false;
+  child.once("close", () => {
+    closed = true;
+  });
+  const lineWaiters = new Set<() => void>();
+  child.stdout?.setEncoding("utf8");
+  child.stdout?.on("data", (chunk: string) => {
+    const parts = (partial + chunk).split("\n");
+    partial = parts.pop() ?? "";
+    stdout.push(...parts);
+    for (const wake of lineWaiters) wake();
+  });
+  child.stderr?.setEncoding("utf8");
+  child.stderr?.on("data", (chunk: string) => {
+    stderr += chunk;
+  });
+
+  const findLog = (msg: string) => {
+    for (const line of stdout) {
+      if (!line.startsWith("{")) continue;
+      const parsed = JSON.parse(line) as Record<string, unknown>;
+      if (parsed.msg === msg) return parsed;
+    }
+    return undefined;
+  };
+  const waitForLog = (msg: string, timeoutMs: number) =>
+    new Promise<Record<string, unknown>>((resolve, reject) => {
+      const check = () => {
+        const found = findLog(msg);
+        if (!found) return;
+        finish();
+        resolve(found);
+      };
+      const timer = setTimeout(() => {
+        finish();
+        reject(new Error(`no "${msg}" log line within ${timeoutMs} ms; stderr: ${stderr}`));
+      }, timeoutMs);
+      // "close" comes after the last stdout chunk: a line logged before exiting is seen.
+      const onClose = () => {
+        check();
+        finish();
+        reject(new Error(`the service exited before logging "${msg}"; stderr: ${stderr}`));
+      };
+      const finish = () => {
+        clearTimeout(timer);
+        lineWaiters.delete(check);
+        child.off("close", onClose);
+      };
+      lineWaiters.add(check);
+      if (closed) onClose();
+      else {
+        child.once("close", onClose);
+        check();
+      }
+    });
+
+  const cleanup = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill("SIGKILL");
+      await exited;
+    }
+    for (const step of cleanups.reverse()) await step();
+  };
+
+  let listening: Record<string, unknown>;
+  try {
+    listening = await waitForLog(LISTENING, 90_000);
+  } catch (error) {
+    await cleanup();
+    throw error;
+  }
+  return {
+    child,
+    port: Number(listening.port),
+    adminToken,
+    stdout,
+    stderr: () => stderr,
+    exited,
+    waitForLog,
+    cleanup,
+  };
+}
+
+async function deleteRedisKeys(url: string, prefix: string): Promise<void> {
+  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  try {
+    await redis.connect();
+    let cursor = "0";
+    do {
+      const [next, keys] = await redis.scan(cursor, "MATCH", `*${prefix}*`, "COUNT", 500);
+      cursor = next;
+      if (keys.length > 0) await redis.del(...keys);
+    } while (cursor !== "0");
+  } finally {
+    redis.disconnect();
+  }
+}
