@@ -184,27 +184,27 @@ async function writeBatch(db: Db, batch: Pending[], check: BatchCheck | undefine
       );
       const toCreate = batch.map((_, i) => i).filter((i) => results[i] === undefined);
       const candidates = toCreate.map((i) => batch[i]?.event).filter(isDefined);
+      await insertEvents(tx, candidates);
+      // The quota comes last: its counter rows stay locked until COMMIT, so the less
+      // work after it, the less concurrent batches of the same projects wait.
       const refusals = check ? await check(tx, candidates) : [];
-      const created: NewEvent[] = [];
-      const releasedClaims: NewEvent[] = [];
+      const refused: NewEvent[] = [];
       toCreate.forEach((index, position) => {
         const event = batch[index]?.event;
         if (!event) return;
         const refusal = refusals[position];
         if (refusal) {
           results[index] = refusal;
-          if (event.idempotency) releasedClaims.push(event);
+          refused.push(event);
         } else {
           results[index] = {
             eventId: event.eventId,
             receivedAt: event.receivedAt,
             replayed: false,
           };
-          created.push(event);
         }
       });
-      await releaseClaims(tx, releasedClaims);
-      await insertEvents(tx, created);
+      await removeRefused(tx, refused);
       return results.map((result) => result ?? new Error("event left without an outcome")) as (
         | WriteResult
         | ServiceError
@@ -295,18 +295,41 @@ function toScope(row: { project_id: string; environment: string }) {
   return { projectId: row.project_id, environment: row.environment };
 }
 
-/** Gives back the keys claimed for events that were then refused (by the quota). */
-async function releaseClaims(tx: Queryable, events: NewEvent[]): Promise<void> {
+/**
+ * Takes back the events the quota refused after their insert: their rows, contexts and
+ * idempotency claims (a refused request leaves its key free for a retry).
+ */
+async function removeRefused(tx: Queryable, events: NewEvent[]): Promise<void> {
   if (events.length === 0) return;
+  const ids = [
+    events.map((event) => event.projectId),
+    events.map((event) => event.environment),
+    events.map((event) => event.eventId),
+  ];
+  await tx.query(
+    `delete from event_contexts c
+      using unnest($1::uuid[], $2::text[], $3::uuid[]) as w(project_id, environment, id)
+      where c.project_id = w.project_id and c.environment = w.environment and c.event_id = w.id`,
+    ids,
+  );
+  await tx.query(
+    `delete from events e
+      using unnest($1::uuid[], $2::text[], $3::uuid[]) as w(project_id, environment, id)
+      where e.project_id = w.project_id and e.environment = w.environment and e.id = w.id`,
+    ids,
+  );
+  const keyed = events.filter((event) => event.idempotency !== undefined);
+  if (keyed.length === 0) return;
   await tx.query(
     `delete from idempotency_keys k
       using unnest($1::uuid[], $2::text[], $3::bytea[]) as w(project_id, environment, key_hash)
       where k.project_id = w.project_id and k.environment = w.environment
-        and k.key_hash = w.key_hash`,
+        and k.key_hash = w.key_hash and k.event_id = any($4::uuid[])`,
     [
-      events.map((event) => event.projectId),
-      events.map((event) => event.environment),
-      events.map((event) => event.idempotency?.keyHash ?? Buffer.alloc(0)),
+      keyed.map((event) => event.projectId),
+      keyed.map((event) => event.environment),
+      keyed.map((event) => event.idempotency?.keyHash ?? Buffer.alloc(0)),
+      keyed.map((event) => event.eventId),
     ],
   );
 }
