@@ -15,14 +15,21 @@ import { TokenService } from "../gen/audit/v1/tokens_pb.js";
 import { adminOperations } from "./admin/admin-service.js";
 import { generateApiKey } from "./auth/api-keys.js";
 import { createAuthenticator } from "./auth/authenticator.js";
+import { createFrontendTokens } from "./auth/frontend-tokens.js";
 import type { Config } from "./config.js";
 import { createKeyring } from "./crypto/keyring.js";
 import { resolveSecrets } from "./embedded-secrets.js";
+import { createCursorCodec } from "./events/cursor.js";
+import { eventOperations } from "./events/event-operations.js";
+import { createListService } from "./events/list-service.js";
+import { tokenOperations } from "./events/token-operations.js";
+import { createTokenService } from "./events/token-service.js";
 import { ingestOperations } from "./ingest/ingest-operations.js";
 import { createIngestService } from "./ingest/ingest-service.js";
 import { createLimits } from "./limits/limits.js";
 import { createMetrics, type Metrics } from "./observability/metrics.js";
 import type { Db } from "./store/db.js";
+import { createEventReader } from "./store/event-reads.js";
 import { createEventStore } from "./store/events.js";
 import { migrate } from "./store/migrations.js";
 import { createPgliteDb } from "./store/pglite-driver.js";
@@ -30,6 +37,7 @@ import { createPostgresDb } from "./store/postgres-driver.js";
 import { createProjectStore, type ProjectStore } from "./store/projects.js";
 import { MAX_BODY_BYTES } from "./transport/body.js";
 import { connectRoutes, errorBoundary } from "./transport/connect-routes.js";
+import { createCors } from "./transport/cors.js";
 import { createHttpHandler, notFound } from "./transport/http-handler.js";
 import type { Operations } from "./transport/operation.js";
 import { createRestRouter, type NodeRequest, type NodeResponse } from "./transport/rest.js";
@@ -83,24 +91,39 @@ export async function createApp(
   const metrics = createMetrics(options.processMetrics ?? false);
   const keyring = createKeyring({ db, masterKey: secrets.masterKey });
   const projects = createProjectStore(db, keyring);
-  const events = createEventStore(db);
+  const frontendTokens = createFrontendTokens({ signingKey: secrets.tokenSigningKey });
   const authenticator = createAuthenticator({
     projects,
     cacheSeconds: config.API_KEY_CACHE_SECONDS,
+    tokens: frontendTokens,
   });
   const limits = createLimits(config, logger, metrics);
+  // PGlite is one connection: one write transaction at a time.
+  const events = createEventStore(db, {
+    check: limits.quota,
+    concurrency: db.driver === "pglite" ? 1 : 4,
+  });
   const ingest = createIngestService({
     authenticator,
     keyring,
     events,
     idempotencyTtlSeconds: config.IDEMPOTENCY_TTL_SECONDS,
     admission: limits.admission,
-    inTransaction: limits.quota,
     onCreated: (principal) => metrics.eventCreated(principal.environment),
   });
 
   const operations: Operations = new Map([
     ...ingestOperations(ingest),
+    ...eventOperations(
+      createListService({
+        authenticator,
+        keyring,
+        reader: createEventReader(db),
+        // Derived from the master key: every instance shares it, and it never leaves.
+        cursors: createCursorCodec(secrets.masterKey),
+      }),
+    ),
+    ...tokenOperations(createTokenService({ authenticator, tokens: frontendTokens })),
     ...adminOperations({ projects, keyring, authenticator, adminToken: secrets.adminToken }),
   ]);
   const connect = connectNodeAdapter({
@@ -122,6 +145,7 @@ export async function createApp(
     ...(limits.redisPing ? { optionalReadiness: { redis: limits.redisPing } } : {}),
     requireHttps: config.NODE_ENV === "production",
     trustProxy: config.TRUST_PROXY,
+    cors: createCors({ origins: config.CORS_ORIGINS, routes: { "/api/events": ["GET"] } }),
   });
 
   const firstStart = config.DATABASE_URL ? undefined : await bootstrapEmbedded(projects);
@@ -154,6 +178,7 @@ export async function createApp(
     },
     async close() {
       clearInterval(sweeper);
+      await events.drain();
       await limits.close();
       await db.close();
     },

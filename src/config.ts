@@ -40,6 +40,28 @@ const schema = z.object({
   TOKEN_SIGNING_KEY: z.string().min(32, "must be at least 32 characters").optional(),
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
   TRUST_PROXY: flag.default(false),
+  // Origins allowed to call List Events from a browser, comma-separated; `*` for any.
+  CORS_ORIGINS: z
+    .string()
+    .transform((value) =>
+      value
+        .split(",")
+        .map((origin) => origin.trim())
+        .filter((origin) => origin.length > 0),
+    )
+    .pipe(
+      z
+        .array(
+          z
+            .string()
+            .regex(
+              /^(\*|[a-z][a-z0-9+.-]*:\/\/[^/\s]+)$/i,
+              "must be * or origins like https://app.example.com, comma-separated",
+            ),
+        )
+        .min(1, "must name at least one origin, or *"),
+    )
+    .default(["*"]),
   TLS_CERT_FILE: z.string().min(1).optional(),
   TLS_KEY_FILE: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),

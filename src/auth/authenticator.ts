@@ -2,11 +2,20 @@
  * Authentication of API keys. Keys are found by hash and cached in memory for
  * API_KEY_CACHE_SECONDS (5 s by default): a revocation on any instance takes effect on
  * every instance within that time, and at once on the instance that revoked it.
+ * Readers may also present a frontend token: it is verified (auth/frontend-tokens.ts)
+ * and its issuing key must still be active, so revoking a key cuts off its tokens too.
  */
 import { Messages, ServiceError } from "../errors.js";
-import type { ApiKeyIdentity, EnvironmentName, PlanName, ProjectStore } from "../store/projects.js";
+import type {
+  ApiKeyIdentity,
+  ApiKeyRecord,
+  EnvironmentName,
+  PlanName,
+  ProjectStore,
+} from "../store/projects.js";
 import { API_KEY_FORMAT, hashApiKey } from "./api-keys.js";
 import type { Credential } from "./credentials.js";
+import { type FrontendTokens, TokenMessages } from "./frontend-tokens.js";
 
 /** Who is calling: an active API key of one project and environment. */
 export interface KeyPrincipal {
@@ -17,6 +26,18 @@ export interface KeyPrincipal {
   plan: PlanName;
 }
 
+/**
+ * Who may read: an active API key, or a frontend token issued by a key that is still
+ * active, of one project and environment.
+ */
+export interface ReaderPrincipal {
+  kind: "api_key" | "token";
+  projectId: string;
+  environment: EnvironmentName;
+  /** Set for a tenant-restricted token: the reader sees this tenant's events only. */
+  tenantId: string | undefined;
+}
+
 /** Turns credentials into principals. */
 export interface Authenticator {
   /**
@@ -24,6 +45,12 @@ export interface Authenticator {
    * the spec's messages otherwise.
    */
   requireApiKey(credential: Credential): Promise<KeyPrincipal>;
+  /**
+   * The principal of a credential allowed to read: an API key (as requireApiKey checks
+   * it) or a frontend token. A token is refused with 401 `Token expired` or `Invalid
+   * token`, and with 403 once the key that issued it is no longer active.
+   */
+  requireReader(credential: Credential): Promise<ReaderPrincipal>;
   /** Forgets cached keys of a project, or all, after an administrative change. */
   invalidate(): void;
 }
@@ -38,6 +65,8 @@ export interface AuthenticatorOptions {
   projects: ProjectStore;
   cacheSeconds: number;
   cacheSize?: number;
+  /** Verifies frontend tokens; without it, every token is invalid. */
+  tokens?: FrontendTokens;
   now?: () => number;
 }
 
@@ -62,7 +91,20 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
     return identity;
   };
 
-  return {
+  // Tokens name their issuing key by id; its status is cached like a key's.
+  const keysById = new Map<string, { key: ApiKeyRecord | undefined; expiresAt: number }>();
+  const keyById = async (id: string): Promise<ApiKeyRecord | undefined> => {
+    const cached = keysById.get(id);
+    if (cached && cached.expiresAt > now()) return cached.key;
+    const key = await projects.getApiKey(id);
+    if (ttl > 0) {
+      if (keysById.size >= cacheSize) keysById.clear();
+      keysById.set(id, { key, expiresAt: now() + ttl });
+    }
+    return key;
+  };
+
+  const authenticator: Authenticator = {
     async requireApiKey(credential) {
       if (credential.kind === "none")
         throw new ServiceError("unauthenticated", Messages.missingKey);
@@ -85,8 +127,34 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
         plan: identity.plan,
       };
     },
+    async requireReader(credential) {
+      if (credential.kind !== "token") {
+        const principal = await authenticator.requireApiKey(credential);
+        return {
+          kind: "api_key",
+          projectId: principal.projectId,
+          environment: principal.environment,
+          tenantId: undefined,
+        };
+      }
+      if (!options.tokens) throw new ServiceError("unauthenticated", TokenMessages.invalid);
+      const grant = await options.tokens.verify(credential.value);
+      const key = await keyById(grant.keyId);
+      if (!key || key.projectId !== grant.projectId || key.environment !== grant.environment) {
+        throw new ServiceError("unauthenticated", TokenMessages.invalid);
+      }
+      if (key.status !== "active") throw new ServiceError("permission_denied", Messages.revokedKey);
+      return {
+        kind: "token",
+        projectId: grant.projectId,
+        environment: grant.environment,
+        tenantId: grant.tenantId,
+      };
+    },
     invalidate() {
       cache.clear();
+      keysById.clear();
     },
   };
+  return authenticator;
 }

@@ -7,7 +7,7 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { ChangeInput } from "../ingest/event-input.js";
 import { open, seal } from "./aead.js";
-import { blindIndex, searchTokens } from "./blind-index.js";
+import { blindIndex, blindIndexes, searchTokens } from "./blind-index.js";
 import type { ProjectKeys } from "./keyring.js";
 
 /** The fields of an event kept in its encrypted payload (strings already encoded). */
@@ -68,6 +68,11 @@ export function filterIndex(keys: ProjectKeys, column: string, value: string): B
   return blindIndex(keys.indexKey, column, value);
 }
 
+/** The blind index of a search token (blind-index.ts), as stored and as queried. */
+export function searchIndex(keys: ProjectKeys, token: string): Buffer {
+  return blindIndex(keys.indexKey, "search", token);
+}
+
 /** Encrypts an event for storage. */
 export async function sealEvent(
   keys: ProjectKeys,
@@ -91,7 +96,7 @@ export async function sealEvent(
     actionIdx: filterIndex(keys, "action", indexed.action),
     tenantIdx:
       indexed.tenantId === undefined ? undefined : filterIndex(keys, "tenantId", indexed.tenantId),
-    searchIdx: searchTokens(texts).map((token) => blindIndex(keys.indexKey, "search", token)),
+    searchIdx: blindIndexes(keys.indexKey, "search", searchTokens(texts)),
   };
 }
 

@@ -98,6 +98,31 @@ export const migrations: readonly Migration[] = [
     `,
   },
   {
+    // Listing pages by (occurred_at desc, id desc) within one project and environment
+    // (events_timeline, from version 2). With a filter, each filter's index now ends in
+    // the same order, so a filtered page is one index range read with no sort, whatever
+    // the page; entityId and entityType get an index each, as either may come alone.
+    version: 3,
+    name: "keyset indexes for listing events",
+    sql: `
+      drop index if exists events_by_actor;
+      drop index if exists events_by_entity;
+      drop index if exists events_by_action;
+      drop index if exists events_by_tenant;
+      create index events_page_by_actor on events
+        (project_id, environment, actor_idx, occurred_at desc, id desc);
+      create index events_page_by_entity_id on events
+        (project_id, environment, entity_id_idx, occurred_at desc, id desc);
+      create index events_page_by_entity_type on events
+        (project_id, environment, entity_type_idx, occurred_at desc, id desc);
+      create index events_page_by_action on events
+        (project_id, environment, action_idx, occurred_at desc, id desc);
+      create index events_page_by_tenant on events
+        (project_id, environment, tenant_idx, occurred_at desc, id desc)
+        where tenant_idx is not null;
+    `,
+  },
+  {
     version: 4,
     name: "monthly usage counters",
     sql: `

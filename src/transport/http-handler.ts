@@ -1,14 +1,15 @@
 /**
  * The request handler behind the port, for HTTP/1.1 and HTTP/2 alike. It gives every
- * request an id, enforces HTTPS in production, answers the probes and metrics, and
- * sends each request to the REST transcoder or to the Connect adapter. REST errors are
- * rendered here, once.
+ * request an id, enforces HTTPS in production, answers the probes, metrics and CORS
+ * preflights (transport/cors.ts), and sends each request to the REST transcoder or to
+ * the Connect adapter. REST errors are rendered here, once.
  */
 import { randomUUID } from "node:crypto";
 import type { TLSSocket } from "node:tls";
 import type { Logger } from "pino";
 import { Messages, ServiceError } from "../errors.js";
 import type { Metrics } from "../observability/metrics.js";
+import type { Cors } from "./cors.js";
 import {
   type NodeRequest,
   type NodeResponse,
@@ -38,6 +39,8 @@ export interface HttpHandlerDeps {
   optionalReadiness?: Record<string, ReadinessCheck>;
   requireHttps: boolean;
   trustProxy: boolean;
+  /** CORS for the routes browsers call; without it, no route answers cross-origin. */
+  cors?: Cors;
 }
 
 const REQUEST_ID = /^[\w.:@/+=-]{1,128}$/;
@@ -127,6 +130,11 @@ export function createHttpHandler(deps: HttpHandlerDeps) {
       });
       return;
     }
+    // Before the HTTPS check, so that a browser can read that refusal too.
+    if (deps.cors?.handle(req, res, method, path)) {
+      route = path;
+      return;
+    }
     if (deps.requireHttps && !secure) {
       fail(res, new ServiceError("bad_request", Messages.httpsRequired), requestId);
       return;
@@ -134,7 +142,12 @@ export function createHttpHandler(deps: HttpHandlerDeps) {
 
     const match = rest.match(method, path);
     if (match === "method") {
-      sendJson(res, 405, { error: "Method not allowed" });
+      sendJson(
+        res,
+        405,
+        { error: "Method not allowed" },
+        { allow: rest.allowedMethods(path).join(", ") },
+      );
       return;
     }
     if (match) {

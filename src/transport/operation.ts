@@ -3,7 +3,7 @@
  * (gRPC, gRPC-Web, Connect) and the REST transcoder both call these, so a rule lives
  * once: neither transport implements any.
  */
-import type { DescMethod, Message } from "@bufbuild/protobuf";
+import type { DescMethod, JsonValue, Message } from "@bufbuild/protobuf";
 import type { HeaderLookup } from "../auth/credentials.js";
 
 /** One call of a method, as any transport presents it. */
@@ -24,6 +24,12 @@ export interface OperationReply {
   restStatus?: number;
   /** Response headers for every protocol. */
   headers?: Record<string, string>;
+  /**
+   * REST only: top-level fields the REST body always carries, with the value to show
+   * when the message leaves them out (ListEvents: `events: []`, `nextCursor: null`).
+   * Proto JSON omits unset and empty fields; RPC clients read them from the message.
+   */
+  restDefaults?: Readonly<Record<string, JsonValue>>;
 }
 
 /** The implementation of one method. */

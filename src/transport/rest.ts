@@ -42,6 +42,8 @@ export interface RestRouter {
   routes: readonly RestRoute[];
   /** The route for a request, `"method"` when the path exists under another method. */
   match(httpMethod: string, path: string): RestMatch | "method" | undefined;
+  /** The HTTP methods a path accepts (for the `Allow` header of a 405). */
+  allowedMethods(path: string): string[];
 }
 
 /** Builds the routes of every annotated method that has an operation. */
@@ -94,6 +96,10 @@ export function createRestRouter(services: DescService[], operations: Operations
       }
       return otherMethod ? "method" : undefined;
     },
+    allowedMethods(path) {
+      const methods = routes.filter((route) => route.pattern.test(path)).map((r) => r.httpMethod);
+      return [...new Set(methods)];
+    },
   };
 }
 
@@ -116,7 +122,11 @@ export async function serveRest(
   };
   const reply = await route.operation(call);
   const status = reply.restStatus ?? 200;
-  sendJson(res, status, toJson(route.method.output, reply.message), reply.headers);
+  const json = toJson(route.method.output, reply.message);
+  if (typeof json === "object" && json !== null && !Array.isArray(json)) {
+    for (const [name, value] of Object.entries(reply.restDefaults ?? {})) json[name] ??= value;
+  }
+  sendJson(res, status, json, reply.headers);
   return status;
 }
 

@@ -16,6 +16,8 @@ export const file_audit_v1_events: GenFile = /*@__PURE__*/
   fileDesc("ChVhdWRpdC92MS9ldmVudHMucHJvdG8SCGF1ZGl0LnYxItUCChFMaXN0RXZlbnRzUmVxdWVzdBIVCghhY3Rvcl9pZBgBIAEoCUgAiAEBEhgKC2VudGl0eV90eXBlGAIgASgJSAGIAQESFgoJZW50aXR5X2lkGAMgASgJSAKIAQESEwoGYWN0aW9uGAQgASgJSAOIAQESFgoJdGVuYW50X2lkGAUgASgJSASIAQESDgoBcRgGIAEoCUgFiAEBEhEKBGZyb20YByABKAlIBogBARIPCgJ0bxgIIAEoCUgHiAEBEhIKBWxpbWl0GAkgASgFSAiIAQESEwoGY3Vyc29yGAogASgJSAmIAQFCCwoJX2FjdG9yX2lkQg4KDF9lbnRpdHlfdHlwZUIMCgpfZW50aXR5X2lkQgkKB19hY3Rpb25CDAoKX3RlbmFudF9pZEIECgJfcUIHCgVfZnJvbUIFCgNfdG9CCAoGX2xpbWl0QgkKB19jdXJzb3IiZQoSTGlzdEV2ZW50c1Jlc3BvbnNlEiUKBmV2ZW50cxgBIAMoCzIVLmF1ZGl0LnYxLlN0b3JlZEV2ZW50EhgKC25leHRfY3Vyc29yGAIgASgJSACIAQFCDgoMX25leHRfY3Vyc29yMmwKDEV2ZW50U2VydmljZRJcCgpMaXN0RXZlbnRzEhsuYXVkaXQudjEuTGlzdEV2ZW50c1JlcXVlc3QaHC5hdWRpdC52MS5MaXN0RXZlbnRzUmVzcG9uc2UiE4LT5JMCDRILL2FwaS9ldmVudHNiBnByb3RvMw", [file_audit_v1_event, file_google_api_annotations]);
 
 /**
+ * Filters are exact, case-sensitive values (not empty); all given must match.
+ *
  * @generated from message audit.v1.ListEventsRequest
  */
 export type ListEventsRequest = Message<"audit.v1.ListEventsRequest"> & {
@@ -35,7 +37,7 @@ export type ListEventsRequest = Message<"audit.v1.ListEventsRequest"> & {
   entityId?: string | undefined;
 
   /**
-   * Matches action_key or the legacy action.
+   * Matches action_key, or the legacy action of an event without action_key.
    *
    * @generated from field: optional string action = 4;
    */
@@ -47,7 +49,10 @@ export type ListEventsRequest = Message<"audit.v1.ListEventsRequest"> & {
   tenantId?: string | undefined;
 
   /**
-   * Search: whole words and word prefixes (3+ characters), all must match.
+   * Search, case-insensitive: each word (a run of letters and digits) must match a
+   * whole word, or a word's start when it has 3 to 32 characters, in actor_id,
+   * actor_display, entity_type, entity_id, action_key, action, action_description,
+   * tenant_id or source. Every word must match; at most 16 words, 512 characters.
    *
    * @generated from field: optional string q = 6;
    */
@@ -99,7 +104,7 @@ export type ListEventsResponse = Message<"audit.v1.ListEventsResponse"> & {
   events: StoredEvent[];
 
   /**
-   * Cursor of the next page; absent on the last page.
+   * Cursor of the next page; absent on the last page (null in the REST body).
    *
    * @generated from field: optional string next_cursor = 2;
    */
@@ -114,13 +119,16 @@ export const ListEventsResponseSchema: GenMessage<ListEventsResponse> = /*@__PUR
   messageDesc(file_audit_v1_events, 1);
 
 /**
- * EventService reads a project's events, with an API key or a frontend token.
+ * EventService reads a project's events, with an API key or a frontend token
+ * (`authorization: Bearer ...`). A credential reads its own project and environment
+ * only; a tenant-restricted token only its tenant.
  *
  * @generated from service audit.v1.EventService
  */
 export const EventService: GenService<{
   /**
-   * ListEvents returns events newest first (by occurredAt, then eventId).
+   * ListEvents returns events newest first (by occurredAt, then eventId), one keyset
+   * page at a time: paging while events arrive never skips or repeats one.
    *
    * @generated from rpc audit.v1.EventService.ListEvents
    */

@@ -1,0 +1,124 @@
+/**
+ * List Events, the same for every protocol: who may read (an API key, or a frontend
+ * token narrowed to a tenant or not), which events match, and one keyset page of them.
+ *
+ * Invariants: a reader sees only its own project and environment, and a
+ * tenant-restricted token only its tenant, whatever the parameters say. Filters and
+ * search are blind indexes computed here from the raw parameter values (as ingestion
+ * computed them from the raw values it was sent) and matched by the database; only the
+ * events of the page are decrypted. Events come newest `occurredAt` first, ties by
+ * `eventId` descending, and a page's cursor resumes exactly after its last event.
+ */
+import type { JsonObject } from "@bufbuild/protobuf";
+import type { Authenticator } from "../auth/authenticator.js";
+import type { Credential } from "../auth/credentials.js";
+import { queryToken } from "../crypto/blind-index.js";
+import { type EventPayload, filterIndex, openEvent, searchIndex } from "../crypto/event-cipher.js";
+import type { Keyring } from "../crypto/keyring.js";
+import type { EventPageQuery, EventReader } from "../store/event-reads.js";
+import type { CursorCodec } from "./cursor.js";
+import { parseListParams } from "./list-params.js";
+
+/** A List Events request, as any transport hands it over. */
+export interface ListRequest {
+  credential: Credential;
+  /** The request's JSON form (query parameters or RPC fields); checked here. */
+  params: () => unknown;
+}
+
+/** One event of a page: every field that was created, as stored, decrypted. */
+export interface ListedEvent {
+  eventId: string;
+  occurredAt: Date;
+  receivedAt: Date;
+  payload: EventPayload;
+  context: JsonObject | undefined;
+}
+
+/** One page of events. */
+export interface EventPage {
+  events: ListedEvent[];
+  /** Resumes after the last event; undefined on the last page. */
+  nextCursor: string | undefined;
+}
+
+/** Dependencies of the list service. */
+export interface ListDeps {
+  authenticator: Authenticator;
+  keyring: Keyring;
+  reader: EventReader;
+  cursors: CursorCodec;
+}
+
+/** The List Events operation. */
+export interface ListService {
+  listEvents(request: ListRequest): Promise<EventPage>;
+}
+
+/** Creates the list service. */
+export function createListService(deps: ListDeps): ListService {
+  return {
+    async listEvents(request) {
+      const principal = await deps.authenticator.requireReader(request.credential);
+      const params = parseListParams(request.params());
+      const scope = { projectId: principal.projectId, environment: principal.environment };
+      const after =
+        params.cursor === undefined ? undefined : deps.cursors.decode(scope, params.cursor);
+
+      // A tenant-restricted reader asking for another tenant sees nothing.
+      const restricted = principal.tenantId;
+      if (restricted !== undefined && params.tenantId !== undefined) {
+        if (params.tenantId !== restricted) return { events: [], nextCursor: undefined };
+      }
+      const tenantId = restricted ?? params.tenantId;
+
+      const keys = await deps.keyring.forProject(principal.projectId);
+      const query: EventPageQuery = {
+        ...scope,
+        searchIdx: params.searchWords.map((word) => searchIndex(keys, queryToken(word))),
+        // One row more than the page tells whether another page follows.
+        limit: params.limit + 1,
+      };
+      // Labels as ingestion computed them (event-cipher.ts sealEvent).
+      if (params.actorId !== undefined) {
+        query.actorIdx = filterIndex(keys, "actorId", params.actorId);
+      }
+      if (params.entityType !== undefined) {
+        query.entityTypeIdx = filterIndex(keys, "entityType", params.entityType);
+      }
+      if (params.entityId !== undefined) {
+        query.entityIdIdx = filterIndex(keys, "entityId", params.entityId);
+      }
+      if (params.action !== undefined) query.actionIdx = filterIndex(keys, "action", params.action);
+      if (tenantId !== undefined) query.tenantIdx = filterIndex(keys, "tenantId", tenantId);
+      if (params.from) query.from = params.from;
+      if (params.to) query.to = params.to;
+      if (after) query.after = after;
+      const rows = await deps.reader.page(query);
+
+      const page = rows.slice(0, params.limit);
+      const events = await Promise.all(
+        page.map(async (row): Promise<ListedEvent> => {
+          const at = { ...scope, eventId: row.eventId };
+          const opened = await openEvent(keys, at, row.keyVersion, row.payload, row.context);
+          return {
+            eventId: row.eventId,
+            occurredAt: row.occurredAt,
+            receivedAt: row.receivedAt,
+            payload: opened.payload,
+            context: opened.context,
+          };
+        }),
+      );
+      const last = page.at(-1);
+      const nextCursor =
+        rows.length > params.limit && last
+          ? deps.cursors.encode(scope, {
+              occurredMicros: last.occurredMicros,
+              eventId: last.eventId,
+            })
+          : undefined;
+      return { events, nextCursor };
+    },
+  };
+}

@@ -1,0 +1,27 @@
+/** TokenService's operation: CreateFrontendToken over REST and every RPC protocol. */
+import { create } from "@bufbuild/protobuf";
+import { CreateFrontendTokenResponseSchema, TokenService } from "../../gen/audit/v1/tokens_pb.js";
+import { readCredential } from "../auth/credentials.js";
+import type { Operations } from "../transport/operation.js";
+import type { TokenService as Tokens } from "./token-service.js";
+
+/** The operations of TokenService. */
+export function tokenOperations(tokens: Tokens): Operations {
+  return new Map([
+    [
+      TokenService.method.createFrontendToken,
+      async (call) => {
+        const issued = await tokens.createFrontendToken({
+          credential: readCredential(call.header),
+          params: call.readJson,
+        });
+        return {
+          message: create(CreateFrontendTokenResponseSchema, {
+            token: issued.token,
+            expiresAt: issued.expiresAt.toISOString(),
+          }),
+        };
+      },
+    ],
+  ]);
+}

@@ -1,0 +1,126 @@
+/**
+ * Reading pages of a project's events. Every filter runs in the database on blind
+ * indexes (keyed HMACs), never on plaintext, and the page is a keyset page in the one
+ * order of the timeline index: `occurred_at desc, id desc`. Only the rows of the page
+ * are returned (with their context), so only they are ever decrypted.
+ */
+import type { Db } from "./db.js";
+
+/** A position in the timeline: a page starts strictly after it. */
+export interface TimelinePosition {
+  /** occurred_at in microseconds since the Unix epoch (the database's precision). */
+  occurredMicros: bigint;
+  eventId: string;
+}
+
+/** One page request. Blind indexes are compared for equality; all given must match. */
+export interface EventPageQuery {
+  projectId: string;
+  environment: string;
+  actorIdx?: Buffer;
+  entityTypeIdx?: Buffer;
+  entityIdIdx?: Buffer;
+  actionIdx?: Buffer;
+  tenantIdx?: Buffer;
+  /** Search tokens: an event matches when its search index contains every one. */
+  searchIdx?: Buffer[];
+  /** occurred_at lower bound, inclusive. */
+  from?: Date;
+  /** occurred_at upper bound, inclusive. */
+  to?: Date;
+  after?: TimelinePosition;
+  limit: number;
+}
+
+/** One event as stored: ids, timestamps, ciphertext. */
+export interface StoredEventRow {
+  eventId: string;
+  occurredAt: Date;
+  occurredMicros: bigint;
+  receivedAt: Date;
+  keyVersion: number;
+  payload: Uint8Array;
+  context: Uint8Array | null;
+}
+
+/** Reads events. */
+export interface EventReader {
+  /** Up to `limit` events, newest `occurred_at` first, ties by id descending. */
+  page(query: EventPageQuery): Promise<StoredEventRow[]>;
+}
+
+interface Row {
+  id: string;
+  occurred_at: Date;
+  occurred_us: string;
+  received_at: Date;
+  key_version: number;
+  payload: Uint8Array;
+  context: Uint8Array | null;
+}
+
+/** Creates the reader. */
+export function createEventReader(db: Db): EventReader {
+  return {
+    async page(query) {
+      const params: unknown[] = [query.projectId, query.environment];
+      const where = ["project_id = $1", "environment = $2"];
+      const add = (condition: (n: string) => string, value: unknown) => {
+        params.push(value);
+        where.push(condition(`$${params.length}`));
+      };
+      if (query.actorIdx) add((n) => `actor_idx = ${n}`, query.actorIdx);
+      if (query.entityTypeIdx) add((n) => `entity_type_idx = ${n}`, query.entityTypeIdx);
+      if (query.entityIdIdx) add((n) => `entity_id_idx = ${n}`, query.entityIdIdx);
+      if (query.actionIdx) add((n) => `action_idx = ${n}`, query.actionIdx);
+      if (query.tenantIdx) add((n) => `tenant_idx = ${n}`, query.tenantIdx);
+      if (query.searchIdx && query.searchIdx.length > 0) {
+        add((n) => `search_idx @> ${n}::bytea[]`, query.searchIdx);
+      }
+      if (query.from) add((n) => `occurred_at >= ${n}`, query.from);
+      if (query.to) add((n) => `occurred_at <= ${n}`, query.to);
+      if (query.after) {
+        params.push(microsToTimestamp(query.after.occurredMicros), query.after.eventId);
+        const [at, id] = [`$${params.length - 1}`, `$${params.length}`];
+        // A row comparison is an index condition on (occurred_at desc, id desc).
+        where.push(`(occurred_at, id) < (${at}::timestamptz, ${id}::uuid)`);
+      }
+      params.push(query.limit);
+      const rows = await db.query<Row>(
+        `select e.id, e.occurred_at, e.occurred_us, e.received_at, e.key_version, e.payload,
+                c.ciphertext as context
+           from (select id, occurred_at, received_at, key_version, payload,
+                        (extract(epoch from occurred_at) * 1000000)::int8::text as occurred_us
+                   from events
+                  where ${where.join(" and ")}
+                  order by occurred_at desc, id desc
+                  limit $${params.length}) e
+           left join event_contexts c
+             on c.project_id = $1 and c.environment = $2 and c.event_id = e.id
+          order by e.occurred_at desc, e.id desc`,
+        params,
+      );
+      return rows.map((row) => ({
+        eventId: row.id,
+        occurredAt: row.occurred_at,
+        occurredMicros: BigInt(row.occurred_us),
+        receivedAt: row.received_at,
+        keyVersion: row.key_version,
+        payload: row.payload,
+        context: row.context,
+      }));
+    },
+  };
+}
+
+/** Microseconds since the epoch as a timestamptz literal, exactly (no float rounding). */
+function microsToTimestamp(micros: bigint): string {
+  let millis = micros / 1000n;
+  let rest = micros % 1000n;
+  if (rest < 0n) {
+    millis -= 1n;
+    rest += 1000n;
+  }
+  const iso = new Date(Number(millis)).toISOString();
+  return `${iso.slice(0, -1)}${rest.toString().padStart(3, "0")}Z`;
+}
