@@ -131,6 +131,9 @@ export const migrations: readonly Migration[] = [
         environment text not null check (environment in ('test', 'live')),
         month date not null,
         count int not null,
+        -- How many events the last write admitted: lets one upsert both raise the count
+        -- and report what it admitted (RETURNING shows only new values).
+        last_added int not null default 0,
         primary key (project_id, environment, month)
       );
     `,
