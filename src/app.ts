@@ -100,7 +100,7 @@ export async function createApp(
   const limits = createLimits(config, logger, metrics);
   // PGlite is one connection: one write transaction at a time.
   const events = createEventStore(db, {
-    check: limits.quota,
+    quota: limits.quota,
     concurrency: db.driver === "pglite" ? 1 : 4,
   });
   const ingest = createIngestService({

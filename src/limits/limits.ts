@@ -8,8 +8,8 @@ import type { Logger } from "pino";
 import type { Config } from "../config.js";
 import type { AdmissionCheck } from "../ingest/ingest-service.js";
 import type { Metrics } from "../observability/metrics.js";
-import type { BatchCheck } from "../store/events.js";
-import { createMonthlyQuotaCheck } from "./monthly-quota.js";
+import type { QuotaPolicy } from "../store/events.js";
+import { monthlyQuota } from "./monthly-quota.js";
 import { createRateLimitCheck } from "./rate-limit-check.js";
 import { createMemoryRateLimiter, type RateLimiter } from "./rate-limiter.js";
 import { createRedisRateLimiter } from "./redis-rate-limiter.js";
@@ -18,8 +18,8 @@ import { createRedisRateLimiter } from "./redis-rate-limiter.js";
 export interface Limits {
   /** Steps before the body is read: the rate limit. */
   admission: AdmissionCheck[];
-  /** The step inside the write transaction: the monthly quota. */
-  quota: BatchCheck;
+  /** The monthly quota, applied by the event store as it writes. */
+  quota: QuotaPolicy;
   /** Redis, when used: reported by /readyz without failing it (limits fail open). */
   redisPing: (() => Promise<void>) | undefined;
   close(): Promise<void>;
@@ -52,7 +52,7 @@ export function createLimits(config: Config, logger: Logger, metrics: Metrics): 
     admission: [
       createRateLimitCheck({ limiter, logger, onFailOpen: () => metrics.rateLimiterFailedOpen() }),
     ],
-    quota: createMonthlyQuotaCheck(),
+    quota: monthlyQuota,
     redisPing: client
       ? async () => {
           await client.ping();

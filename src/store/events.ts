@@ -1,16 +1,21 @@
 /**
  * The event repository's write path, with group commit. Events of concurrent requests
- * are gathered on the next turn of the event loop and written together in one
- * transaction: the idempotency claims, the monthly quota, the events and their
- * contexts. Each caller's promise settles only after that transaction commits, so an
- * event is acknowledged only once it is durable, and a failed transaction fails every
- * event in it (none is acknowledged). Rows hold ciphertext and blind indexes only.
+ * are gathered on the next turn of the event loop and written together: one SQL
+ * statement counts them against the monthly quota, inserts those admitted with their
+ * contexts, and gives back the idempotency keys of those refused. Each caller's promise
+ * settles only after that statement's transaction commits, so an event is acknowledged
+ * only once it is durable, and a failed write fails every event in it (none is
+ * acknowledged). A batch without idempotency keys is one statement and one round trip;
+ * with keys, the claims go first in the same transaction. Rows hold ciphertext and
+ * blind indexes only.
  *
  * Invariants kept across batches and instances:
  * - one Idempotency-Key (per project and environment) yields one event: the claim is an
  *   insert that waits on any concurrent holder of the same key; two requests with one
  *   key in the same batch are split, the later one going to the next batch;
- * - the quota counter rows are locked in a fixed order, so batches never deadlock.
+ * - the monthly count never passes the plan's limit: the counter row is locked by the
+ *   upsert until the statement commits, and only as many events as fit are inserted;
+ * - counter rows are locked in a fixed order, so concurrent batches never deadlock.
  */
 
 import type { SealedEvent } from "../crypto/event-cipher.js";
@@ -42,15 +47,20 @@ export interface WriteResult {
   replayed: boolean;
 }
 
-/**
- * A check of the events about to be created, run inside the batch's transaction after
- * the idempotency claims (the monthly quota): per event, in order, the error that
- * refuses it, or undefined.
- */
-export type BatchCheck = (
-  tx: Queryable,
-  events: readonly NewEvent[],
-) => Promise<(ServiceError | undefined)[]>;
+/** The figures of a quota refusal. */
+export interface QuotaRefusal {
+  current: number;
+  limit: number;
+  plan: string;
+}
+
+/** The monthly quota the store enforces as it writes. */
+export interface QuotaPolicy {
+  /** Events per UTC month and environment, by plan name. */
+  limits: Readonly<Record<string, number>>;
+  /** The error that refuses an event over the limit. */
+  refuse(refusal: QuotaRefusal): ServiceError;
+}
 
 /** The event repository. */
 export interface EventStore {
@@ -65,7 +75,7 @@ export interface EventStore {
 /** Options of the event store. */
 export interface EventStoreOptions {
   /** The monthly quota. */
-  check?: BatchCheck;
+  quota: QuotaPolicy;
   /** Most events in one transaction. */
   maxBatch?: number;
   /** Most transactions at once (keep below the pool size: reads need connections too). */
@@ -88,7 +98,7 @@ interface ClaimRow {
 }
 
 /** Creates the repository. */
-export function createEventStore(db: Db, options: EventStoreOptions = {}): EventStore {
+export function createEventStore(db: Db, options: EventStoreOptions): EventStore {
   const maxBatch = options.maxBatch ?? 500;
   const concurrency = options.concurrency ?? 4;
   let queue: Pending[] = [];
@@ -108,7 +118,7 @@ export function createEventStore(db: Db, options: EventStoreOptions = {}): Event
       const { batch, deferred } = splitBatch(queue, maxBatch);
       queue = deferred;
       running++;
-      void writeBatch(db, batch, options.check).finally(() => {
+      void writeBatch(db, batch, options.quota).finally(() => {
         running--;
         schedule();
         if (running === 0 && queue.length === 0) {
@@ -173,52 +183,33 @@ function idempotencyScope(
   return `${event.projectId}|${event.environment}|${Buffer.from(keyHash).toString("base64")}`;
 }
 
-/** Writes one batch in one transaction and settles each caller. */
-async function writeBatch(db: Db, batch: Pending[], check: BatchCheck | undefined): Promise<void> {
+/** Writes one batch and settles each caller once it has committed (or failed). */
+async function writeBatch(db: Db, batch: Pending[], quota: QuotaPolicy): Promise<void> {
+  const events = batch.map((pending) => pending.event);
   let outcomes: (WriteResult | ServiceError)[];
   try {
-    outcomes = await db.transaction(async (tx) => {
-      const results: (WriteResult | ServiceError | undefined)[] = await claimKeys(
-        tx,
-        batch.map((pending) => pending.event),
-      );
-      const toCreate = batch.map((_, i) => i).filter((i) => results[i] === undefined);
-      const candidates = toCreate.map((i) => batch[i]?.event).filter(isDefined);
-      await insertEvents(tx, candidates);
-      // The quota comes last: its counter rows stay locked until COMMIT, so the less
-      // work after it, the less concurrent batches of the same projects wait.
-      const refusals = check ? await check(tx, candidates) : [];
-      const refused: NewEvent[] = [];
-      toCreate.forEach((index, position) => {
-        const event = batch[index]?.event;
-        if (!event) return;
-        const refusal = refusals[position];
-        if (refusal) {
-          results[index] = refusal;
-          refused.push(event);
-        } else {
-          results[index] = {
-            eventId: event.eventId,
-            receivedAt: event.receivedAt,
-            replayed: false,
-          };
-        }
-      });
-      await removeRefused(tx, refused);
-      return results.map((result) => result ?? new Error("event left without an outcome")) as (
-        | WriteResult
-        | ServiceError
-      )[];
-    });
+    outcomes = events.some((event) => event.idempotency)
+      ? await db.transaction(async (tx) => {
+          const claims = await claimKeys(tx, events);
+          const fresh = events.filter((_, i) => claims[i] === undefined);
+          const written = await writeEvents(tx, fresh, quota);
+          let next = 0;
+          return claims.map((claim) => claim ?? written[next++] ?? unsettled());
+        })
+      : await writeEvents(db, events, quota);
   } catch (error) {
     for (const pending of batch) pending.reject(error);
     return;
   }
   batch.forEach((pending, i) => {
-    const outcome = outcomes[i];
+    const outcome = outcomes[i] ?? unsettled();
     if (outcome instanceof Error) pending.reject(outcome);
-    else if (outcome) pending.resolve(outcome);
+    else pending.resolve(outcome);
   });
+}
+
+function unsettled(): ServiceError {
+  return new ServiceError("unavailable", "event write left without an outcome");
 }
 
 /**
@@ -295,95 +286,140 @@ function toScope(row: { project_id: string; environment: string }) {
   return { projectId: row.project_id, environment: row.environment };
 }
 
-/**
- * Takes back the events the quota refused after their insert: their rows, contexts and
- * idempotency claims (a refused request leaves its key free for a retry).
- */
-async function removeRefused(tx: Queryable, events: NewEvent[]): Promise<void> {
-  if (events.length === 0) return;
-  const ids = [
-    events.map((event) => event.projectId),
-    events.map((event) => event.environment),
-    events.map((event) => event.eventId),
-  ];
-  await tx.query(
-    `delete from event_contexts c
-      using unnest($1::uuid[], $2::text[], $3::uuid[]) as w(project_id, environment, id)
-      where c.project_id = w.project_id and c.environment = w.environment and c.event_id = w.id`,
-    ids,
-  );
-  await tx.query(
-    `delete from events e
-      using unnest($1::uuid[], $2::text[], $3::uuid[]) as w(project_id, environment, id)
-      where e.project_id = w.project_id and e.environment = w.environment and e.id = w.id`,
-    ids,
-  );
-  const keyed = events.filter((event) => event.idempotency !== undefined);
-  if (keyed.length === 0) return;
-  await tx.query(
-    `delete from idempotency_keys k
-      using unnest($1::uuid[], $2::text[], $3::bytea[]) as w(project_id, environment, key_hash)
-      where k.project_id = w.project_id and k.environment = w.environment
-        and k.key_hash = w.key_hash and k.event_id = any($4::uuid[])`,
-    [
-      keyed.map((event) => event.projectId),
-      keyed.map((event) => event.environment),
-      keyed.map((event) => event.idempotency?.keyHash ?? Buffer.alloc(0)),
-      keyed.map((event) => event.eventId),
-    ],
-  );
-}
-
-// Search tokens travel as one bytea per event (fixed-size HMACs end to end) and are
+// Search tokens travel as one bytea per event (fixed-size indexes end to end) and are
 // split back into an array in SQL: arrays of arrays cannot be unnested row by row.
 const SEARCH_TOKEN_BYTES = 16;
 
-async function insertEvents(tx: Queryable, events: NewEvent[]): Promise<void> {
-  if (events.length === 0) return;
-  await tx.query(
-    `insert into events (project_id, environment, id, occurred_at, received_at, key_version,
-       payload, actor_idx, entity_type_idx, entity_id_idx, action_idx, tenant_idx, search_idx)
-     select e.project_id, e.environment, e.id, e.occurred_at, e.received_at, e.key_version,
-            e.payload, e.actor_idx, e.entity_type_idx, e.entity_id_idx, e.action_idx,
-            e.tenant_idx,
-            array(select substring(e.search from i for ${SEARCH_TOKEN_BYTES})
-                    from generate_series(1, length(e.search), ${SEARCH_TOKEN_BYTES}) as i)
-       from unnest($1::uuid[], $2::text[], $3::uuid[], $4::timestamptz[], $5::timestamptz[],
-                   $6::int[], $7::bytea[], $8::bytea[], $9::bytea[], $10::bytea[],
-                   $11::bytea[], $12::bytea[], $13::bytea[])
-         as e(project_id, environment, id, occurred_at, received_at, key_version, payload,
-              actor_idx, entity_type_idx, entity_id_idx, action_idx, tenant_idx, search)`,
-    [
-      events.map((e) => e.projectId),
-      events.map((e) => e.environment),
-      events.map((e) => e.eventId),
-      events.map((e) => e.occurredAt),
-      events.map((e) => e.receivedAt),
-      events.map((e) => e.sealed.keyVersion),
-      events.map((e) => e.sealed.payload),
-      events.map((e) => e.sealed.actorIdx),
-      events.map((e) => e.sealed.entityTypeIdx),
-      events.map((e) => e.sealed.entityIdIdx),
-      events.map((e) => e.sealed.actionIdx),
-      events.map((e) => e.sealed.tenantIdx ?? null),
-      events.map((e) => Buffer.concat(e.sealed.searchIdx)),
-    ],
-  );
-  const withContext = events.filter((e) => e.sealed.context !== undefined);
-  if (withContext.length === 0) return;
-  await tx.query(
-    `insert into event_contexts (project_id, environment, event_id, key_version, ciphertext)
-     select * from unnest($1::uuid[], $2::text[], $3::uuid[], $4::int[], $5::bytea[])`,
-    [
-      withContext.map((e) => e.projectId),
-      withContext.map((e) => e.environment),
-      withContext.map((e) => e.eventId),
-      withContext.map((e) => e.sealed.keyVersion),
-      withContext.map((e) => e.sealed.context ?? null),
-    ],
-  );
+// One statement: count the batch against each (project, environment, month) counter,
+// admitting in arrival order (rank) as many as fit, insert the admitted events and
+// their contexts, and delete the idempotency claims of the refused ones.
+const WRITE_EVENTS = `
+with batch as (
+  select * from unnest($1::uuid[], $2::text[], $3::uuid[], $4::timestamptz[],
+                       $5::timestamptz[], $6::int[], $7::bytea[], $8::bytea[], $9::bytea[],
+                       $10::bytea[], $11::bytea[], $12::bytea[], $13::bytea[], $14::bytea[],
+                       $15::date[], $16::int[], $17::bytea[])
+    as b(project_id, environment, id, occurred_at, received_at, key_version, payload,
+         actor_idx, entity_type_idx, entity_id_idx, action_idx, tenant_idx, search,
+         context, month, rank, key_hash)
+),
+counted as (
+  insert into usage_counters as u (project_id, environment, month, count, last_added)
+  select g.project_id, g.environment, g.month, least(g.n, l.lim), least(g.n, l.lim)
+    from (select project_id, environment, month, count(*)::int as n
+            from batch group by project_id, environment, month) as g
+    join projects p on p.id = g.project_id
+    join unnest($18::text[], $19::int[]) as l(plan, lim) on l.plan = p.plan
+   order by g.project_id, g.environment, g.month
+  on conflict (project_id, environment, month) do update
+    set count = u.count + greatest(0, least(excluded.count, (
+          select l2.lim from projects p2
+            join unnest($18::text[], $19::int[]) as l2(plan, lim) on l2.plan = p2.plan
+           where p2.id = u.project_id) - u.count)),
+        last_added = greatest(0, least(excluded.count, (
+          select l2.lim from projects p2
+            join unnest($18::text[], $19::int[]) as l2(plan, lim) on l2.plan = p2.plan
+           where p2.id = u.project_id) - u.count))
+  returning u.project_id, u.environment, u.month, u.count, u.last_added,
+            (select p3.plan from projects p3 where p3.id = u.project_id) as plan
+),
+admitted as (
+  select b.* from batch b
+    join counted c on c.project_id = b.project_id and c.environment = b.environment
+                  and c.month = b.month
+   where b.rank <= c.last_added
+),
+inserted as (
+  insert into events (project_id, environment, id, occurred_at, received_at, key_version,
+                      payload, actor_idx, entity_type_idx, entity_id_idx, action_idx,
+                      tenant_idx, search_idx)
+  select project_id, environment, id, occurred_at, received_at, key_version, payload,
+         actor_idx, entity_type_idx, entity_id_idx, action_idx, tenant_idx,
+         array(select substring(search from i for ${SEARCH_TOKEN_BYTES})
+                 from generate_series(1, length(search), ${SEARCH_TOKEN_BYTES}) as i)
+    from admitted
+),
+contexts as (
+  insert into event_contexts (project_id, environment, event_id, key_version, ciphertext)
+  select project_id, environment, id, key_version, context
+    from admitted where context is not null
+),
+released as (
+  delete from idempotency_keys k
+   using batch b
+   where b.key_hash is not null and k.project_id = b.project_id
+     and k.environment = b.environment and k.key_hash = b.key_hash and k.event_id = b.id
+     and not exists (select 1 from admitted a where a.id = b.id)
+)
+select project_id, environment, month::text as month, count, last_added, plan from counted`;
+
+interface CounterRow {
+  project_id: string;
+  environment: string;
+  month: string;
+  count: number;
+  last_added: number;
+  plan: string;
 }
 
-function isDefined<T>(value: T | undefined): value is T {
-  return value !== undefined;
+/**
+ * Writes events that are not replays: per event, in order, its result or the quota
+ * error that refused it.
+ */
+async function writeEvents(
+  target: Queryable,
+  events: NewEvent[],
+  quota: QuotaPolicy,
+): Promise<(WriteResult | ServiceError)[]> {
+  if (events.length === 0) return [];
+  const months = events.map((event) => utcMonth(event.receivedAt));
+  const ranks = new Map<string, number>();
+  const rankOf = events.map((event, i) => {
+    const group = `${event.projectId}|${event.environment}|${months[i]}`;
+    const rank = (ranks.get(group) ?? 0) + 1;
+    ranks.set(group, rank);
+    return rank;
+  });
+  const plans = Object.keys(quota.limits);
+  const counters = await target.query<CounterRow>(WRITE_EVENTS, [
+    events.map((e) => e.projectId),
+    events.map((e) => e.environment),
+    events.map((e) => e.eventId),
+    events.map((e) => e.occurredAt),
+    events.map((e) => e.receivedAt),
+    events.map((e) => e.sealed.keyVersion),
+    events.map((e) => e.sealed.payload),
+    events.map((e) => e.sealed.actorIdx),
+    events.map((e) => e.sealed.entityTypeIdx),
+    events.map((e) => e.sealed.entityIdIdx),
+    events.map((e) => e.sealed.actionIdx),
+    events.map((e) => e.sealed.tenantIdx ?? null),
+    events.map((e) => Buffer.concat(e.sealed.searchIdx)),
+    events.map((e) => e.sealed.context ?? null),
+    months,
+    rankOf,
+    events.map((e) => e.idempotency?.keyHash ?? null),
+    plans,
+    plans.map((plan) => quota.limits[plan] ?? 0),
+  ]);
+  const byGroup = new Map(
+    counters.map((row) => [`${row.project_id}|${row.environment}|${row.month}`, row]),
+  );
+  return events.map((event, i) => {
+    const counter = byGroup.get(`${event.projectId}|${event.environment}|${months[i]}`);
+    if (!counter) throw new Error(`no usage counter for project ${event.projectId}`);
+    if ((rankOf[i] ?? 0) <= counter.last_added) {
+      return { eventId: event.eventId, receivedAt: event.receivedAt, replayed: false };
+    }
+    return quota.refuse({
+      current: counter.count,
+      limit: quota.limits[counter.plan] ?? 0,
+      plan: counter.plan,
+    });
+  });
+}
+
+/** The first day of `at`'s UTC month, as a SQL date: the quota's counting period. */
+export function utcMonth(at: Date): string {
+  return `${at.getUTCFullYear()}-${String(at.getUTCMonth() + 1).padStart(2, "0")}-01`;
 }

@@ -7,6 +7,10 @@ import type { Db, Queryable } from "./db.js";
 
 type Params = postgres.ParameterOrJSON<never>[];
 
+// PostgreSQL type oids of array elements postgres.js must serialise specially.
+const BYTEA = 17;
+const TIMESTAMPTZ = 1184;
+
 /** Options of the PostgreSQL driver. */
 export interface PostgresOptions {
   url: string;
@@ -29,11 +33,21 @@ export function createPostgresDb(options: PostgresOptions): Db {
     text: string,
     params: readonly unknown[] = [],
   ): Promise<Row[]> => {
-    // Arrays go through sql.array so that postgres.js sends the array type
-    // (it would otherwise send the element type, and `$1::bytea[]` fails).
-    const values = params.map((value) => (Array.isArray(value) ? sql.array(value) : value));
+    const values = params.map((value) => (Array.isArray(value) ? arrayParameter(value) : value));
     const rows = await target.unsafe(text, values as Params, { prepare: true });
     return rows as unknown as Row[];
+  };
+
+  /**
+   * Arrays go through sql.array with the type of their first non-null element:
+   * postgres.js would otherwise send the element type (`$1::bytea[]` then fails) and,
+   * with a null first element, serialise Buffers and Dates as plain strings.
+   */
+  const arrayParameter = (value: readonly unknown[]) => {
+    const sample = value.find((item) => item !== null && item !== undefined);
+    const elementType =
+      sample instanceof Uint8Array ? BYTEA : sample instanceof Date ? TIMESTAMPTZ : undefined;
+    return sql.array(value as never[], elementType);
   };
 
   return {
