@@ -3,12 +3,13 @@
  * equal values and search words without ever holding the plaintext. Each project has
  * its own index key (never rotated, or old events would stop matching).
  *
- * The index of a value is AES-256 (the project's index key, one block, no chaining) of
- * the first 16 bytes of SHA-256(column NUL value): a keyed permutation of a collision-
- * resistant digest, so equal inputs give equal indexes and nothing can be computed
- * without the key. It costs one one-shot hash per value and one cipher call per batch
- * of values, where an HMAC per value cost several times as much with hundreds of search
- * tokens per event.
+ * The index of a value is AES-256 (the project's index key, one block, no chaining)
+ * of an injective 16-byte encoding of (column, value): a keyed permutation, so equal
+ * inputs give equal indexes, different inputs different ones, and nothing can be
+ * computed without the key. Short values (most search tokens) are encoded directly as
+ * [length, column code, UTF-8 bytes, zero padding]; longer ones as a marker byte and
+ * 15 bytes of SHA-256(column NUL value). One cipher call covers all values of an
+ * event, where an HMAC per value cost several times as much.
  */
 import { createCipheriv, hash } from "node:crypto";
 
@@ -18,6 +19,19 @@ export const MIN_PREFIX = 3;
 /** Prefixes are indexed up to this length; longer search terms match whole words. */
 export const MAX_PREFIX = 32;
 
+// Values up to this many UTF-8 bytes are encoded directly: [length, column, bytes...].
+const DIRECT_BYTES = INDEX_BYTES - 2;
+// First byte of a hashed encoding; direct encodings start with a length of 0..14.
+const HASHED = 0xff;
+const COLUMN_CODES: Readonly<Record<string, number>> = {
+  search: 1,
+  actorId: 2,
+  entityType: 3,
+  entityId: 4,
+  action: 5,
+  tenantId: 6,
+};
+
 /** The blind indexes of `values` in the named `column`, in order. */
 export function blindIndexes(
   indexKey: Buffer,
@@ -25,13 +39,23 @@ export function blindIndexes(
   values: readonly string[],
 ): Buffer[] {
   if (values.length === 0) return [];
-  const digests = Buffer.allocUnsafe(values.length * INDEX_BYTES);
+  const code = COLUMN_CODES[column];
+  if (code === undefined) throw new Error(`no blind index column ${column}`);
+  const blocks = Buffer.alloc(values.length * INDEX_BYTES);
   values.forEach((value, i) => {
-    const digest = hash("sha256", `${column}\0${value}`, "buffer");
-    digest.copy(digests, i * INDEX_BYTES, 0, INDEX_BYTES);
+    const at = i * INDEX_BYTES;
+    const length = Buffer.byteLength(value, "utf8");
+    if (length <= DIRECT_BYTES) {
+      blocks[at] = length;
+      blocks[at + 1] = code;
+      blocks.write(value, at + 2, "utf8");
+    } else {
+      blocks[at] = HASHED;
+      hash("sha256", `${column}\0${value}`, "buffer").copy(blocks, at + 1, 0, INDEX_BYTES - 1);
+    }
   });
   const cipher = createCipheriv("aes-256-ecb", indexKey, null).setAutoPadding(false);
-  const indexes = Buffer.concat([cipher.update(digests), cipher.final()]);
+  const indexes = Buffer.concat([cipher.update(blocks), cipher.final()]);
   return values.map((_, i) => indexes.subarray(i * INDEX_BYTES, (i + 1) * INDEX_BYTES));
 }
 
@@ -52,15 +76,16 @@ export function words(text: string): string[] {
 }
 
 /**
- * The search tokens of some texts: every whole word (`w:`), and every prefix of 3 to
- * 32 characters of every word (`p:`), deduplicated.
+ * The search tokens of some texts, deduplicated: every prefix of 3 to 32 characters of
+ * every word (`p:`, which also finds the whole word), and the whole word (`w:`) when
+ * it is shorter or longer than that, the only words a prefix token cannot find.
  */
 export function searchTokens(texts: readonly string[]): string[] {
   const tokens = new Set<string>();
   for (const text of texts) {
     for (const word of words(text)) {
-      tokens.add(`w:${word}`);
       const chars = Array.from(word);
+      if (chars.length < MIN_PREFIX || chars.length > MAX_PREFIX) tokens.add(`w:${word}`);
       const longest = Math.min(chars.length, MAX_PREFIX);
       for (let length = MIN_PREFIX; length <= longest; length++) {
         tokens.add(`p:${chars.slice(0, length).join("")}`);
