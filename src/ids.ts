@@ -1,12 +1,12 @@
 /** Identifiers. */
-import { randomBytes } from "node:crypto";
+import { randomBytesFromPool } from "./crypto/random-pool.js";
 
 /**
  * A UUIDv7 (RFC 9562): 48 bits of Unix milliseconds, then random bits, so ids sort by
  * creation time and index well.
  */
 export function uuidv7(now: number = Date.now()): string {
-  const bytes = randomBytes(16);
+  const bytes = Buffer.from(randomBytesFromPool(16));
   bytes.writeUIntBE(now, 0, 6);
   bytes[6] = 0x70 | ((bytes[6] ?? 0) & 0x0f);
   bytes[8] = 0x80 | ((bytes[8] ?? 0) & 0x3f);

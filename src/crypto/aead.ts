@@ -4,7 +4,8 @@
  * a ciphertext to where it belongs (project, event, column): moved elsewhere, it no
  * longer opens.
  */
-import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
+import { createCipheriv, createDecipheriv } from "node:crypto";
+import { randomBytesFromPool } from "./random-pool.js";
 
 const FORMAT = 1;
 const IV_BYTES = 12;
@@ -13,7 +14,7 @@ const HEADER_BYTES = 1 + IV_BYTES + TAG_BYTES;
 
 /** Encrypts `plaintext` under the 32-byte `key`, bound to `associatedData`. */
 export function seal(key: Buffer, plaintext: Buffer, associatedData: string): Buffer {
-  const iv = randomBytes(IV_BYTES);
+  const iv = randomBytesFromPool(IV_BYTES);
   const cipher = createCipheriv("aes-256-gcm", key, iv);
   cipher.setAAD(Buffer.from(associatedData, "utf8"));
   const body = Buffer.concat([cipher.update(plaintext), cipher.final()]);

@@ -38,11 +38,22 @@ export function blindIndexes(
   column: string,
   values: readonly string[],
 ): Buffer[] {
-  if (values.length === 0) return [];
-  const code = COLUMN_CODES[column];
-  if (code === undefined) throw new Error(`no blind index column ${column}`);
-  const blocks = Buffer.alloc(values.length * INDEX_BYTES);
-  values.forEach((value, i) => {
+  return blindIndexesOf(
+    indexKey,
+    values.map((value) => [column, value] as const),
+  );
+}
+
+/** The blind indexes of (column, value) pairs, in order, with one cipher call. */
+export function blindIndexesOf(
+  indexKey: Buffer,
+  entries: readonly (readonly [column: string, value: string])[],
+): Buffer[] {
+  if (entries.length === 0) return [];
+  const blocks = Buffer.alloc(entries.length * INDEX_BYTES);
+  entries.forEach(([column, value], i) => {
+    const code = COLUMN_CODES[column];
+    if (code === undefined) throw new Error(`no blind index column ${column}`);
     const at = i * INDEX_BYTES;
     const length = Buffer.byteLength(value, "utf8");
     if (length <= DIRECT_BYTES) {
@@ -56,7 +67,7 @@ export function blindIndexes(
   });
   const cipher = createCipheriv("aes-256-ecb", indexKey, null).setAutoPadding(false);
   const indexes = Buffer.concat([cipher.update(blocks), cipher.final()]);
-  return values.map((_, i) => indexes.subarray(i * INDEX_BYTES, (i + 1) * INDEX_BYTES));
+  return entries.map((_, i) => indexes.subarray(i * INDEX_BYTES, (i + 1) * INDEX_BYTES));
 }
 
 /** The blind index of `value` in the named `column`. */

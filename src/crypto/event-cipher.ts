@@ -7,7 +7,7 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { ChangeInput } from "../ingest/event-input.js";
 import { open, seal } from "./aead.js";
-import { blindIndex, blindIndexes, searchTokens } from "./blind-index.js";
+import { blindIndex, blindIndexesOf, searchTokens } from "./blind-index.js";
 import type { ProjectKeys } from "./keyring.js";
 
 /** The fields of an event kept in its encrypted payload (strings already encoded). */
@@ -83,6 +83,23 @@ export async function sealEvent(
 ): Promise<SealedEvent> {
   const dataKey = await keys.dataKey(keys.currentVersion);
   const texts = indexed.searchable.map((text) => text.slice(0, SEARCH_TEXT_LIMIT));
+  // Every index of the event in one cipher call: the filters, then the search tokens.
+  const filters: [string, string][] = [
+    ["actorId", indexed.actorId],
+    ["entityType", indexed.entityType],
+    ["entityId", indexed.entityId],
+    ["action", indexed.action],
+  ];
+  if (indexed.tenantId !== undefined) filters.push(["tenantId", indexed.tenantId]);
+  const tokens = searchTokens(texts);
+  const [actorIdx, entityTypeIdx, entityIdIdx, actionIdx, ...rest] = blindIndexesOf(keys.indexKey, [
+    ...filters,
+    ...tokens.map((token) => ["search", token] as const),
+  ]);
+  if (!actorIdx || !entityTypeIdx || !entityIdIdx || !actionIdx) {
+    throw new Error("blind indexes missing");
+  }
+  const tenantIdx = indexed.tenantId === undefined ? undefined : rest.shift();
   return {
     keyVersion: keys.currentVersion,
     payload: seal(dataKey, Buffer.from(JSON.stringify(payload), "utf8"), aad(at, "payload")),
@@ -90,13 +107,12 @@ export async function sealEvent(
       context === undefined
         ? undefined
         : seal(dataKey, Buffer.from(JSON.stringify(context), "utf8"), aad(at, "context")),
-    actorIdx: filterIndex(keys, "actorId", indexed.actorId),
-    entityTypeIdx: filterIndex(keys, "entityType", indexed.entityType),
-    entityIdIdx: filterIndex(keys, "entityId", indexed.entityId),
-    actionIdx: filterIndex(keys, "action", indexed.action),
-    tenantIdx:
-      indexed.tenantId === undefined ? undefined : filterIndex(keys, "tenantId", indexed.tenantId),
-    searchIdx: blindIndexes(keys.indexKey, "search", searchTokens(texts)),
+    actorIdx,
+    entityTypeIdx,
+    entityIdIdx,
+    actionIdx,
+    tenantIdx,
+    searchIdx: rest,
   };
 }
 
