@@ -70,6 +70,7 @@ const schema = z.object({
   IDEMPOTENCY_TTL_SECONDS: integer(1, 31_536_000).default(86_400),
   API_KEY_CACHE_SECONDS: integer(0, 300).default(5),
   SHUTDOWN_TIMEOUT_SECONDS: integer(1, 600).default(25),
+  WORKERS: integer(1, 64).default(1),
 });
 
 /** The parsed configuration. */
@@ -97,6 +98,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`Invalid configuration: ${name} ${issue?.message ?? "is invalid"}`);
   }
   const config = result.data;
+  if (config.WORKERS > 1 && (!config.DATABASE_URL || !config.REDIS_URL)) {
+    // PGlite is one process, and in-memory rate limits would multiply by the workers.
+    throw new ConfigError(
+      "Invalid configuration: WORKERS above 1 needs DATABASE_URL and REDIS_URL",
+    );
+  }
   if ((config.TLS_CERT_FILE === undefined) !== (config.TLS_KEY_FILE === undefined)) {
     throw new ConfigError("Invalid configuration: TLS_CERT_FILE and TLS_KEY_FILE go together");
   }

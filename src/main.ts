@@ -2,6 +2,8 @@
  * Process entry: configuration, application, port; SIGTERM and SIGINT stop accepting,
  * let in-flight requests finish, close the pools and exit 0.
  */
+import cluster from "node:cluster";
+import type { Logger } from "pino";
 import { createApp } from "./app.js";
 import { ConfigError, loadConfig } from "./config.js";
 import { createLogger } from "./logger.js";
@@ -18,6 +20,10 @@ async function main(): Promise<void> {
     throw error;
   }
   const logger = createLogger(config.LOG_LEVEL);
+  if (config.WORKERS > 1 && cluster.isPrimary) {
+    superviseWorkers(config.WORKERS, logger);
+    return;
+  }
   const app = await createApp(config, logger, { processMetrics: true }).catch((error: unknown) => {
     if (error instanceof ConfigError) {
       process.stderr.write(`${error.message}\n`);
@@ -55,6 +61,35 @@ async function main(): Promise<void> {
   };
   process.on("SIGTERM", () => void stop("SIGTERM"));
   process.on("SIGINT", () => void stop("SIGINT"));
+}
+
+/**
+ * With WORKERS > 1 this process only supervises: it forks the workers (which share the
+ * port through the cluster module), replaces one that dies, and on SIGTERM or SIGINT
+ * passes the signal on and exits once every worker has finished its requests.
+ */
+function superviseWorkers(count: number, logger: Logger): void {
+  let stopping = false;
+  const fork = () => cluster.fork();
+  for (let i = 0; i < count; i++) fork();
+  let failed = false;
+  cluster.on("exit", (worker, code, signal) => {
+    if (stopping) {
+      if (code !== 0) failed = true;
+      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(failed ? 1 : 0);
+      return;
+    }
+    logger.error({ pid: worker.process.pid, code, signal }, "worker died: starting another");
+    fork();
+  });
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal, workers: count }, "shutting down workers");
+    for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill(signal);
+  };
+  process.on("SIGTERM", () => stop("SIGTERM"));
+  process.on("SIGINT", () => stop("SIGINT"));
 }
 
 /** Shown once, on the first start of the embedded default: not a log line. */
