@@ -32,6 +32,8 @@ export interface IndexedValues {
   entityId: string;
   /** actionKey, or the legacy action. */
   action: string;
+  /** The legacy action of an event that also has an actionKey: the filter matches both. */
+  legacyAction: string | undefined;
   tenantId: string | undefined;
   /** Texts searched by `q`. */
   searchable: string[];
@@ -54,6 +56,7 @@ export interface SealedEvent {
   entityIdIdx: Buffer;
   actionIdx: Buffer;
   tenantIdx: Buffer | undefined;
+  legacyActionIdx: Buffer | undefined;
   searchIdx: Buffer[];
 }
 
@@ -91,6 +94,7 @@ export async function sealEvent(
     ["action", indexed.action],
   ];
   if (indexed.tenantId !== undefined) filters.push(["tenantId", indexed.tenantId]);
+  if (indexed.legacyAction !== undefined) filters.push(["action", indexed.legacyAction]);
   const tokens = searchTokens(texts);
   const [actorIdx, entityTypeIdx, entityIdIdx, actionIdx, ...rest] = blindIndexesOf(keys.indexKey, [
     ...filters,
@@ -100,6 +104,7 @@ export async function sealEvent(
     throw new Error("blind indexes missing");
   }
   const tenantIdx = indexed.tenantId === undefined ? undefined : rest.shift();
+  const legacyActionIdx = indexed.legacyAction === undefined ? undefined : rest.shift();
   return {
     keyVersion: keys.currentVersion,
     payload: seal(dataKey, Buffer.from(JSON.stringify(payload), "utf8"), aad(at, "payload")),
@@ -112,6 +117,7 @@ export async function sealEvent(
     entityIdIdx,
     actionIdx,
     tenantIdx,
+    legacyActionIdx,
     searchIdx: rest,
   };
 }

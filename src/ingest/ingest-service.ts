@@ -86,6 +86,12 @@ export function createIngestService(deps: IngestDeps): IngestService {
         entityType: input.entityType,
         entityId: input.entityId,
         action: input.actionKey ?? input.action ?? "",
+        legacyAction:
+          input.actionKey !== undefined &&
+          input.action !== undefined &&
+          input.action !== input.actionKey
+            ? input.action
+            : undefined,
         tenantId: input.tenantId,
         searchable: searchableTexts(input),
       });

@@ -72,7 +72,9 @@ export function createEventReader(db: Db): EventReader {
       if (query.actorIdx) add((n) => `actor_idx = ${n}`, query.actorIdx);
       if (query.entityTypeIdx) add((n) => `entity_type_idx = ${n}`, query.entityTypeIdx);
       if (query.entityIdIdx) add((n) => `entity_id_idx = ${n}`, query.entityIdIdx);
-      if (query.actionIdx) add((n) => `action_idx = ${n}`, query.actionIdx);
+      if (query.actionIdx) {
+        add((n) => `(action_idx = ${n} or legacy_action_idx = ${n})`, query.actionIdx);
+      }
       if (query.tenantIdx) add((n) => `tenant_idx = ${n}`, query.tenantIdx);
       if (query.searchIdx && query.searchIdx.length > 0) {
         add((n) => `search_idx @> ${n}::bytea[]`, query.searchIdx);

@@ -298,10 +298,10 @@ with batch as (
   select * from unnest($1::uuid[], $2::text[], $3::uuid[], $4::timestamptz[],
                        $5::timestamptz[], $6::int[], $7::bytea[], $8::bytea[], $9::bytea[],
                        $10::bytea[], $11::bytea[], $12::bytea[], $13::bytea[], $14::bytea[],
-                       $15::date[], $16::int[], $17::bytea[])
+                       $15::date[], $16::int[], $17::bytea[], $20::bytea[])
     as b(project_id, environment, id, occurred_at, received_at, key_version, payload,
          actor_idx, entity_type_idx, entity_id_idx, action_idx, tenant_idx, search,
-         context, month, rank, key_hash)
+         context, month, rank, key_hash, legacy_action_idx)
 ),
 counted as (
   insert into usage_counters as u (project_id, environment, month, count, last_added)
@@ -332,9 +332,9 @@ admitted as (
 inserted as (
   insert into events (project_id, environment, id, occurred_at, received_at, key_version,
                       payload, actor_idx, entity_type_idx, entity_id_idx, action_idx,
-                      tenant_idx, search_idx)
+                      tenant_idx, legacy_action_idx, search_idx)
   select project_id, environment, id, occurred_at, received_at, key_version, payload,
-         actor_idx, entity_type_idx, entity_id_idx, action_idx, tenant_idx,
+         actor_idx, entity_type_idx, entity_id_idx, action_idx, tenant_idx, legacy_action_idx,
          array(select substring(search from i for ${SEARCH_TOKEN_BYTES})
                  from generate_series(1, length(search), ${SEARCH_TOKEN_BYTES}) as i)
     from admitted
@@ -401,6 +401,7 @@ async function writeEvents(
     events.map((e) => e.idempotency?.keyHash ?? null),
     plans,
     plans.map((plan) => quota.limits[plan] ?? 0),
+    events.map((e) => e.sealed.legacyActionIdx ?? null),
   ]);
   const byGroup = new Map(
     counters.map((row) => [`${row.project_id}|${row.environment}|${row.month}`, row]),

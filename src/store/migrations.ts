@@ -124,7 +124,7 @@ export const migrations: readonly Migration[] = [
   },
   {
     version: 4,
-    name: "monthly usage counters",
+    name: "monthly usage counters; legacy action index",
     sql: `
       create table usage_counters (
         project_id uuid not null references projects (id) on delete cascade,
@@ -136,6 +136,12 @@ export const migrations: readonly Migration[] = [
         last_added int not null default 0,
         primary key (project_id, environment, month)
       );
+      -- The legacy action of events that also have an actionKey: the action filter
+      -- matches either.
+      alter table events add column legacy_action_idx bytea;
+      create index events_page_by_legacy_action on events
+        (project_id, environment, legacy_action_idx, occurred_at desc, id desc)
+        where legacy_action_idx is not null;
     `,
   },
 ];
