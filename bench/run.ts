@@ -12,7 +12,8 @@
  *
  * Options: --duration <s> (default 15), --connections <n> (default 64),
  * --embedded (the service on PGlite instead of PostgreSQL), --only <name,...>,
- * --workers <n> (service processes; default from WORKERS or 1).
+ * --workers <n> (service processes; default from WORKERS or 1), --soak <s> (after the
+ * scenarios, keep loading the service over REST for that long, reported per window).
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -32,6 +33,7 @@ const { values } = parseArgs({
     embedded: { type: "boolean", default: false },
     only: { type: "string" },
     workers: { type: "string", default: process.env.WORKERS ?? "1" },
+    soak: { type: "string", default: "0" },
   },
 });
 const durationSeconds = Number(values.duration);
@@ -126,7 +128,7 @@ async function peakRssMb(pid: number): Promise<number> {
 
 /** Runs a load generator against servers with the given pids and records a row. */
 async function measure(name: string, pids: number[], loader: string, job: unknown): Promise<void> {
-  if (only && !only.includes(name)) return;
+  if (only && !only.includes(name) && !name.startsWith("soak")) return;
   process.stderr.write(`  ${name}: ${durationSeconds} s ...\n`);
   const before = await Promise.all(pids.map(cpuSeconds));
   const started = performance.now();
@@ -272,6 +274,17 @@ async function main(): Promise<void> {
     channels: 4,
     durationSeconds,
   });
+  // Sustained load: consecutive windows of the REST scenario, to see any drift.
+  const soakWindows = Math.ceil(Number(values.soak) / durationSeconds);
+  for (let window = 1; window <= soakWindows; window++) {
+    await measure(`soak REST window ${window}`, servicePids, "bench/load-http.ts", {
+      url: serviceUrl,
+      keys,
+      connections,
+      durationSeconds,
+      idempotency: false,
+    });
+  }
   await stop(service.child);
   await rm(dataDir, { recursive: true, force: true });
 
