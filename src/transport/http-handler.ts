@@ -18,6 +18,7 @@ import {
   serveRest,
 } from "./rest.js";
 import { toRestError } from "./rest-errors.js";
+import { createStaticViewer } from "./static-viewer.js";
 
 /** A readiness check: resolves when the dependency answers. */
 export type ReadinessCheck = () => Promise<void>;
@@ -49,6 +50,8 @@ const READINESS_TIMEOUT_MS = 2000;
 /** Creates the handler. */
 export function createHttpHandler(deps: HttpHandlerDeps) {
   const { logger, metrics, rest } = deps;
+  // The browser viewer's files (static-viewer.ts), from viewer/dist.
+  const viewer = createStaticViewer();
 
   const isSecure = (req: NodeRequest): boolean => {
     if ((req.socket as TLSSocket).encrypted) return true;
@@ -137,6 +140,10 @@ export function createHttpHandler(deps: HttpHandlerDeps) {
     }
     if (deps.requireHttps && !secure) {
       fail(res, new ServiceError("bad_request", Messages.httpsRequired), requestId);
+      return;
+    }
+    if (viewer.handle(req, res, method, path)) {
+      route = "/viewer";
       return;
     }
 
