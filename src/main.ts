@@ -113,6 +113,10 @@ function printFirstStart(port: number, first: { projectId: string; secret: strin
       "    -H 'Content-Type: application/json' \\",
       `    -d '${body}'`,
       "",
+      `Browse them: http://127.0.0.1:${port}/viewer/ with a frontend token from`,
+      `  curl -X POST http://127.0.0.1:${port}/api/tokens/frontend \`,
+      `    -H 'Authorization: Bearer ${first.secret}' -H 'Content-Type: application/json' -d '{}'`,
+      "",
       "",
     ].join("\n"),
   );
