@@ -114,7 +114,7 @@ function printFirstStart(port: number, first: { projectId: string; secret: strin
       `    -d '${body}'`,
       "",
       `Browse them: http://127.0.0.1:${port}/viewer/ with a frontend token from`,
-      `  curl -X POST http://127.0.0.1:${port}/api/tokens/frontend \`,
+      `  curl -X POST http://127.0.0.1:${port}/api/tokens/frontend \\`,
       `    -H 'Authorization: Bearer ${first.secret}' -H 'Content-Type: application/json' -d '{}'`,
       "",
       "",
