@@ -156,17 +156,53 @@ function compileMessageField(schema: DescMessage, rules: FieldRules | undefined)
           return undefined;
         }
         sizeCheck(value, path, issues);
+        reservedKeyCheck(value, path, issues);
         return value;
       };
     case "google.protobuf.Value":
       // Any JSON value, null included.
       return (value, path, issues) => {
         sizeCheck(value, path, issues);
+        reservedKeyCheck(value, path, issues);
         return value;
       };
     default:
       return compileMessage(schema);
   }
+}
+
+/**
+ * A `__proto__` key cannot be read back: JSON readers and protobuf runtimes (Struct
+ * fields are a plain object) turn it into the object's prototype instead of a key, so
+ * the event would silently lose it. It is refused rather than stored and lost.
+ */
+const RESERVED_KEY = "__proto__";
+
+function reservedKeyCheck(value: unknown, path: Path, issues: FieldIssue[]): void {
+  const found = findReservedKey(value, []);
+  if (found) {
+    issues.push({
+      path: [...path, ...found],
+      message: `Key ${RESERVED_KEY} is not allowed: it cannot be read back`,
+      code: "custom",
+    });
+  }
+}
+
+function findReservedKey(value: unknown, at: Path): Path | undefined {
+  if (Array.isArray(value)) {
+    for (const [index, item] of value.entries()) {
+      const found = findReservedKey(item, [...at, index]);
+      if (found) return found;
+    }
+  } else if (typeof value === "object" && value !== null) {
+    for (const [key, item] of Object.entries(value)) {
+      if (key === RESERVED_KEY) return [...at, key];
+      const found = findReservedKey(item, [...at, key]);
+      if (found) return found;
+    }
+  }
+  return undefined;
 }
 
 const DATE_TIME =

@@ -17,10 +17,17 @@ export async function readBody(req: NodeRequest, limit: number = MAX_BODY_BYTES)
   }
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) throw new ServiceError("payload_too_large", Messages.payloadTooLarge);
-    chunks.push(chunk);
+  try {
+    for await (const chunk of req as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > limit) throw new ServiceError("payload_too_large", Messages.payloadTooLarge);
+      chunks.push(chunk);
+    }
+  } catch (error) {
+    if (error instanceof ServiceError) throw error;
+    // The client went away (or timed out) mid-body: its fault, not an internal failure
+    // (node reports it as ECONNRESET, which would otherwise read as a database outage).
+    throw new ServiceError("bad_request", "Request body was not fully received");
   }
   return chunks.length === 1 && chunks[0] ? chunks[0] : Buffer.concat(chunks, size);
 }
@@ -46,9 +53,47 @@ export function parseJsonBody(contentType: string | undefined, body: Buffer): un
   } catch {
     throw new ServiceError("bad_request", "Request body is not valid UTF-8");
   }
+  let parsed: unknown;
   try {
-    return JSON.parse(text);
+    parsed = JSON.parse(text);
   } catch {
     throw new ServiceError("bad_request", "Request body is not valid JSON");
   }
+  // After parsing, so that malformed JSON keeps its own message.
+  if (nestingDepth(text) > MAX_JSON_DEPTH) {
+    throw new ServiceError(
+      "bad_request",
+      `Request body is nested more than ${MAX_JSON_DEPTH} levels deep`,
+    );
+  }
+  return parsed;
+}
+
+/**
+ * The deepest nesting of objects and arrays a body may have. JSON.parse itself copes
+ * with any depth, but everything after it recurses (JSON.stringify for the size limits,
+ * HTML encoding, canonical hashing): a 1 MB body of brackets would overflow the stack.
+ */
+export const MAX_JSON_DEPTH = 100;
+
+/** The deepest nesting of `{` and `[` in JSON text, not counting those inside strings. */
+function nestingDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (inString) {
+      if (code === 0x5c)
+        i++; // backslash: skip the escaped character
+      else if (code === 0x22) inString = false;
+    } else if (code === 0x22) {
+      inString = true;
+    } else if (code === 0x7b || code === 0x5b) {
+      if (++depth > deepest) deepest = depth;
+    } else if (code === 0x7d || code === 0x5d) {
+      depth--;
+    }
+  }
+  return deepest;
 }

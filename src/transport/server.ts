@@ -31,13 +31,24 @@ export interface ListeningServer {
 const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
 const PEEK_TIMEOUT_MS = 10_000;
 // Slow senders: a request's headers must arrive within this time.
-const HEADERS_TIMEOUT_MS = 15_000;
-const REQUEST_TIMEOUT_MS = 60_000;
+export const HEADERS_TIMEOUT_MS = 15_000;
+// ...and the whole request, body included, within this one.
+export const REQUEST_TIMEOUT_MS = 60_000;
+// How often node checks the two above (its default, 30 s, would let a slow sender hold
+// a connection for up to 45 s instead of 15).
+const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
 
 /** Listens on `host:port` and serves `handler` over every protocol. */
 export async function listen(
   handler: (req: NodeRequest, res: NodeResponse) => void,
-  options: { host: string; port: number; tls?: TlsFiles },
+  options: {
+    host: string;
+    port: number;
+    tls?: TlsFiles;
+    /** HTTP/1.1 slow-sender limits; HEADERS_TIMEOUT_MS and REQUEST_TIMEOUT_MS by default. */
+    headersTimeoutMs?: number;
+    requestTimeoutMs?: number;
+  },
 ): Promise<ListeningServer> {
   let inFlight = 0;
   let closing = false;
@@ -63,9 +74,17 @@ export async function listen(
 
   const unrouted = new Set<Socket>();
   const h1 = http.createServer(
-    { headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS },
+    {
+      headersTimeout: options.headersTimeoutMs ?? HEADERS_TIMEOUT_MS,
+      requestTimeout: options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS,
+      connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
+    },
     tracked,
   );
+  h1.on("clientError", answerClientError);
+  // An Expect other than 100-continue is ignored (RFC 9110 allows it) and the request
+  // served as usual, rather than node's bodiless 417.
+  h1.on("checkExpectation", tracked);
   let outer: net.Server;
   let h2: http2.Http2Server | http2.Http2SecureServer;
 
@@ -132,6 +151,32 @@ export async function listen(
       await stopped;
     },
   };
+}
+
+const CLIENT_ERRORS: Record<string, [status: number, message: string]> = {
+  ERR_HTTP_REQUEST_TIMEOUT: [408, "Request timeout"],
+  HPE_HEADER_OVERFLOW: [431, "Request header fields too large"],
+};
+
+/**
+ * Requests that node refuses before any handler runs (malformed, headers too large,
+ * too slow) get a JSON error body like every other error, instead of node's empty one.
+ * Like node's default, only while nothing has been written on the connection.
+ */
+function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
+  if (error.code === "ECONNRESET" || !socket.writable || socket.bytesWritten > 0) {
+    socket.destroy();
+    return;
+  }
+  const [status, message] = CLIENT_ERRORS[error.code ?? ""] ?? [400, "Malformed HTTP request"];
+  const body = JSON.stringify({ error: message });
+  socket.end(
+    `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\n` +
+      "content-type: application/json; charset=utf-8\r\n" +
+      `content-length: ${Buffer.byteLength(body)}\r\n` +
+      `connection: close\r\n\r\n${body}`,
+    () => socket.destroy(),
+  );
 }
 
 /** Hands a cleartext socket to the HTTP/2 or the HTTP/1.1 server by its first bytes. */
