@@ -1,8 +1,13 @@
 /**
  * PostgreSQL through the `postgres` package: a pool of connections, prepared
  * statements, and errors passed through unchanged for the boundary to classify.
+ *
+ * Connection losses are worked around here, for postgres.js 3.4.9 (see `retire` and
+ * `transaction`): without that, one lost connection could end the process or leave the
+ * pool failing requests after 5 s for up to a minute.
  */
 import postgres from "postgres";
+import { isConnectionFailure } from "../errors.js";
 import type { Db, Queryable } from "./db.js";
 
 type Params = postgres.ParameterOrJSON<never>[];
@@ -10,6 +15,17 @@ type Params = postgres.ParameterOrJSON<never>[];
 // PostgreSQL type oids of array elements postgres.js must serialise specially.
 const BYTEA = 17;
 const TIMESTAMPTZ = 1184;
+// How long a transaction whose connection failed waits for postgres.js to report the close.
+const LOST_TRANSACTION_TIMEOUT_MS = 5_000;
+// Errors of a connection lost while open (or stuck connecting), as opposed to refused.
+const LOST_CONNECTION = new Set([
+  "CONNECTION_CLOSED",
+  "ECONNRESET",
+  "EPIPE",
+  "ETIMEDOUT",
+  "CONNECT_TIMEOUT",
+  "57P01",
+]);
 
 /** Options of the PostgreSQL driver. */
 export interface PostgresOptions {
@@ -19,52 +35,124 @@ export interface PostgresOptions {
 
 /** Opens a pool on `url`; connections are made lazily, on first use. */
 export function createPostgresDb(options: PostgresOptions): Db {
-  const sql = postgres(options.url, {
-    max: options.maxConnections ?? 10,
-    connect_timeout: 5,
-    idle_timeout: 30,
-    onnotice: () => {},
-    // Dates and bytea come back as Date and Buffer; counts are cast to int in SQL.
-    prepare: true,
-  });
+  const open = () =>
+    postgres(options.url, {
+      max: options.maxConnections ?? 10,
+      connect_timeout: 5,
+      // Seconds before a failed connection tries again. The default grows to 20 s while the
+      // database is away, and queries queued for a connection wait that long: requests then
+      // hang for up to 20 s before their 503, and the service needs as long to recover.
+      backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1) * (0.5 + Math.random() / 2),
+      idle_timeout: 30,
+      onnotice: () => {},
+      // Dates and bytea come back as Date and Buffer; counts are cast to int in SQL.
+      prepare: true,
+    });
+  let sql = open();
+  const retiring = new Set<Promise<void>>();
+
+  /**
+   * A connection lost while a write to it was pending keeps a stale write timer in
+   * postgres.js 3.4.9 (porsager/postgres#1208): each later reconnect of that connection
+   * never sends its start-up message and fails with CONNECT_TIMEOUT after 5 s, until
+   * enough bytes pile up (seen here up to 25 s after the loss). So a lost connection
+   * retires its whole pool: what runs on it finishes or fails within 5 s, and new queries
+   * get a fresh pool. A refused connection (database down) retires nothing: the pool's
+   * back-off retries it.
+   */
+  const retire = (pool: postgres.Sql, error: unknown) => {
+    const code = (error as { code?: unknown } | undefined)?.code;
+    if (pool !== sql || typeof code !== "string" || !LOST_CONNECTION.has(code)) return;
+    sql = open();
+    const ended: Promise<void> = pool
+      .end({ timeout: 5 })
+      .catch(() => {})
+      .finally(() => retiring.delete(ended));
+    retiring.add(ended);
+  };
 
   const run = async <Row>(
+    pool: postgres.Sql,
     target: postgres.Sql | postgres.TransactionSql,
     text: string,
     params: readonly unknown[] = [],
   ): Promise<Row[]> => {
-    const values = params.map((value) => (Array.isArray(value) ? arrayParameter(value) : value));
+    const values = params.map((value) =>
+      Array.isArray(value) ? arrayParameter(pool, value) : value,
+    );
     const rows = await target.unsafe(text, values as Params, { prepare: true });
     return rows as unknown as Row[];
+  };
+
+  /** Runs one statement outside a transaction on the current pool. */
+  const statement = async <Row>(text: string, params?: readonly unknown[]): Promise<Row[]> => {
+    const pool = sql;
+    try {
+      return await run<Row>(pool, pool, text, params);
+    } catch (error) {
+      retire(pool, error);
+      throw error;
+    }
   };
 
   /**
    * Arrays go through sql.array with the type of their first non-null element:
    * postgres.js would otherwise send the element type (`$1::bytea[]` then fails) and,
-   * with a null first element, serialise Buffers and Dates as plain strings.
+   * with a null first element, serialise Buffers and Dates as plain strings. The pool
+   * that runs the statement makes it: it holds the array types it fetched.
    */
-  const arrayParameter = (value: readonly unknown[]) => {
+  const arrayParameter = (pool: postgres.Sql, value: readonly unknown[]) => {
     const sample = value.find((item) => item !== null && item !== undefined);
     const elementType =
       sample instanceof Uint8Array ? BYTEA : sample instanceof Date ? TIMESTAMPTZ : undefined;
-    return sql.array(value as never[], elementType);
+    return pool.array(value as never[], elementType);
   };
 
   return {
     driver: "postgres",
-    query: (text, params) => run(sql, text, params),
+    query: statement,
     async transaction(work) {
-      const result = await sql.begin(async (tx) => {
-        const scoped: Queryable = { query: (text, params) => run(tx, text, params) };
-        return { value: await work(scoped) };
+      // When the connection is lost inside a transaction, sql.begin must not be told:
+      // it would send ROLLBACK on the dead connection, and postgres.js 3.4.9 then writes
+      // to a null socket from a setImmediate, an uncaught TypeError that ends the process
+      // (porsager/postgres#1154, #1208). So the failed query never settles; sql.begin
+      // rejects by itself on the connection's close, which always follows such an error
+      // (the server rolls the transaction back). The timer only bounds the wait.
+      const pool = sql;
+      let abandon: (error: unknown) => void = () => {};
+      const abandoned = new Promise<never>((_, reject) => {
+        abandon = reject;
       });
-      return result.value;
+      let timer: NodeJS.Timeout | undefined;
+      const scoped = (tx: postgres.TransactionSql): Queryable => ({
+        query: async <Row>(text: string, params?: readonly unknown[]) => {
+          try {
+            return await run<Row>(pool, tx, text, params);
+          } catch (error) {
+            if (!isConnectionFailure(error)) throw error;
+            timer ??= setTimeout(() => abandon(error), LOST_TRANSACTION_TIMEOUT_MS);
+            return new Promise<never>(() => {});
+          }
+        },
+      });
+      try {
+        const result = await Promise.race([
+          pool.begin(async (tx) => ({ value: await work(scoped(tx)) })),
+          abandoned,
+        ]);
+        return result.value;
+      } catch (error) {
+        retire(pool, error);
+        throw error;
+      } finally {
+        clearTimeout(timer);
+      }
     },
     async ping() {
-      await sql.unsafe("select 1");
+      await statement("select 1");
     },
     async close() {
-      await sql.end({ timeout: 5 });
+      await Promise.all([sql.end({ timeout: 5 }), ...retiring]);
     },
   };
 }

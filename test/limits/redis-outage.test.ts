@@ -5,52 +5,16 @@
  * real Redis that the test closes and reopens, so the machine's Redis (shared with
  * other suites) is never touched. Needs REDIS_URL.
  */
-import { connect, createServer, type Server, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Relay } from "../support/relay.js";
 import { postEvent, startTestServer, type TestServer, validEvent } from "../support/test-server.js";
 
 const redisUrl = process.env.REDIS_URL;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** A TCP relay to Redis that can be cut (every connection dropped) and restored. */
-class Relay {
-  private server: Server | undefined;
-  private sockets = new Set<Socket>();
-  port = 0;
-
-  constructor(private readonly target: URL) {}
-
-  async open(): Promise<void> {
-    const server = createServer((client) => {
-      const upstream = connect(Number(this.target.port || 6379), this.target.hostname);
-      this.sockets.add(client).add(upstream);
-      const drop = () => {
-        client.destroy();
-        upstream.destroy();
-        this.sockets.delete(client);
-        this.sockets.delete(upstream);
-      };
-      client.on("error", drop).on("close", drop);
-      upstream.on("error", drop).on("close", drop);
-      client.pipe(upstream).pipe(client);
-    });
-    await new Promise<void>((resolve) => server.listen(this.port, "127.0.0.1", resolve));
-    const address = server.address();
-    if (address && typeof address === "object") this.port = address.port;
-    this.server = server;
-  }
-
-  async cut(): Promise<void> {
-    const server = this.server;
-    this.server = undefined;
-    for (const socket of this.sockets) socket.destroy();
-    this.sockets.clear();
-    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
-  }
-}
-
 describe.runIf(redisUrl)("Redis stopped and restarted during ingestion", () => {
-  const relay = new Relay(new URL(redisUrl ?? "redis://127.0.0.1:6379"));
+  const target = new URL(redisUrl ?? "redis://127.0.0.1:6379");
+  const relay = new Relay(target.hostname, Number(target.port || 6379));
   let server: TestServer;
   beforeAll(async () => {
     await relay.open();

@@ -1,0 +1,489 @@
+/**
+ * What the fault tests share: storage that outlives a process (a fresh PostgreSQL
+ * database when DATABASE_URL is set, otherwise a PGlite DATA_DIR), the real service
+ * process started and restarted on it, a load generator that records every request and
+ * its outcome, a TCP relay that "stops" a dependency without touching the machine's
+ * shared servers, and direct reads of the stored rows.
+ *
+ * Every request the load generator sends carries its own Idempotency-Key and a unique
+ * entityId, so a request can be retried exactly and a duplicate row is visible even
+ * without decrypting: the entity's blind index is deterministic per project.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { createClient } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
+import { PGlite } from "@electric-sql/pglite";
+import { Redis } from "ioredis";
+import postgres from "postgres";
+import { AdminService, Environment, Plan } from "../../gen/audit/v1/admin_pb.js";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const LISTENING = "audit event service listening";
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Prints one line of figures for docs/reliability.md (the suite's output keeps it). */
+export function recordFigures(fault: string, figures: Record<string, unknown>): void {
+  console.log(`[figures] ${fault}: ${JSON.stringify(figures)}`);
+}
+
+// ---------------------------------------------------------------------------------------
+// Storage
+
+/** Storage that survives the service process, and direct SQL on it. */
+export interface Storage {
+  kind: "postgres" | "pglite";
+  /** Environment the service needs to run on this storage (and stay the same deployment). */
+  env: Record<string, string>;
+  /** The database's name (PostgreSQL only). */
+  database?: string;
+  /**
+   * Runs SQL on the stored data directly. PGlite is one process: only while no service
+   * process has the data directory open.
+   */
+  query<Row>(text: string, params?: unknown[]): Promise<Row[]>;
+  /** Drops the database or removes the data directory, and the Redis keys. */
+  cleanup(): Promise<void>;
+}
+
+/** Fresh storage of the suite's kind, with its own Redis prefix when REDIS_URL is set. */
+export async function createStorage(): Promise<Storage> {
+  const cleanups: (() => Promise<void>)[] = [];
+  const env: Record<string, string> = {};
+  const redisUrl = process.env.REDIS_URL;
+  if (redisUrl) {
+    const prefix = `audit-test-${randomBytes(6).toString("hex")}:`;
+    env.REDIS_URL = redisUrl;
+    env.REDIS_KEY_PREFIX = prefix;
+    cleanups.push(() => deleteRedisKeys(redisUrl, prefix));
+  }
+  const cleanup = async () => {
+    for (const step of cleanups.reverse()) await step();
+  };
+
+  const adminUrl = process.env.DATABASE_URL;
+  if (adminUrl) {
+    const name = `audit_test_${randomBytes(6).toString("hex")}`;
+    const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+    await admin.unsafe(`CREATE DATABASE ${name}`);
+    await admin.end();
+    const url = new URL(adminUrl);
+    url.pathname = `/${name}`;
+    env.DATABASE_URL = url.toString();
+    env.MASTER_KEY = randomBytes(32).toString("base64");
+    env.TOKEN_SIGNING_KEY = randomBytes(32).toString("hex");
+    // One connection: pg_backend_pid() then names every connection of the test's own.
+    const sql = postgres(url.toString(), { max: 1, onnotice: () => {} });
+    cleanups.push(async () => {
+      await sql.end({ timeout: 5 });
+      const drop = postgres(adminUrl, { max: 1, onnotice: () => {} });
+      await drop.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await drop.end();
+    });
+    return {
+      kind: "postgres",
+      env,
+      database: name,
+      async query<Row>(text: string, params: unknown[] = []) {
+        const rows = await sql.unsafe(text, params as postgres.ParameterOrJSON<never>[]);
+        return rows as unknown as Row[];
+      },
+      cleanup,
+    };
+  }
+
+  const dir = await mkdtemp(join(tmpdir(), "audit-reliability-"));
+  env.DATA_DIR = dir;
+  cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  return {
+    kind: "pglite",
+    env,
+    async query<Row>(text: string, params: unknown[] = []) {
+      const pg = await PGlite.create(join(dir, "pglite"));
+      try {
+        return (await pg.query<Row>(text, params)).rows;
+      } finally {
+        await pg.close();
+      }
+    },
+    cleanup,
+  };
+}
+
+async function deleteRedisKeys(url: string, prefix: string): Promise<void> {
+  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  try {
+    await redis.connect();
+    let cursor = "0";
+    do {
+      const [next, keys] = await redis.scan(cursor, "MATCH", `*${prefix}*`, "COUNT", 500);
+      cursor = next;
+      if (keys.length > 0) await redis.del(...keys);
+    } while (cursor !== "0");
+  } finally {
+    redis.disconnect();
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// The service process
+
+/** A running service process (`node --import tsx src/main.ts`). */
+export interface Service {
+  child: ChildProcess;
+  url: string;
+  port: number;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  stderr(): string;
+  /** JSON log lines with `msg` equal to `msg`. */
+  logs(msg: string): Record<string, unknown>[];
+  /** SIGKILLs the process if it still runs. */
+  kill(): Promise<void>;
+}
+
+/** Starts the service on `storage`; resolves once it listens. */
+export async function startService(
+  storage: Storage,
+  adminToken: string,
+  env: Record<string, string> = {},
+): Promise<Service> {
+  const childEnv: Record<string, string> = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    // The suite's DATABASE_URL and REDIS_URL name the servers, not this storage.
+    if (value !== undefined && name !== "DATABASE_URL" && name !== "REDIS_URL") {
+      childEnv[name] = value;
+    }
+  }
+  Object.assign(
+    childEnv,
+    { PORT: "0", HOST: "127.0.0.1", ADMIN_TOKEN: adminToken, LOG_LEVEL: "info" },
+    storage.env,
+    env,
+  );
+  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    cwd: ROOT,
+    env: childEnv,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once("exit", (code, signal) => resolve({ code, signal })),
+  );
+  const lines: string[] = [];
+  let partial = "";
+  let stderr = "";
+  child.stdout?.setEncoding("utf8");
+  child.stderr?.setEncoding("utf8");
+  child.stderr?.on("data", (chunk: string) => {
+    stderr += chunk;
+  });
+  const listening = new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no start within 90 s: ${stderr}`)), 90_000);
+    child.stdout?.on("data", (chunk: string) => {
+      const parts = (partial + chunk).split("\n");
+      partial = parts.pop() ?? "";
+      lines.push(...parts);
+      for (const line of parts) {
+        if (line.includes(LISTENING)) {
+          clearTimeout(timer);
+          resolve(Number((JSON.parse(line) as { port: number }).port));
+        }
+      }
+    });
+    void exited.then(() => {
+      clearTimeout(timer);
+      reject(new Error(`the service exited before listening: ${stderr}`));
+    });
+  });
+  const kill = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill("SIGKILL");
+      await exited;
+    }
+  };
+  let port: number;
+  try {
+    port = await listening;
+  } catch (error) {
+    await kill();
+    throw error;
+  }
+  return {
+    child,
+    url: `http://127.0.0.1:${port}`,
+    port,
+    exited,
+    stderr: () => stderr,
+    logs: (msg) =>
+      lines
+        .filter((line) => line.startsWith("{"))
+        .map((line) => JSON.parse(line) as Record<string, unknown>)
+        .filter((entry) => entry.msg === msg),
+    kill,
+  };
+}
+
+/** Throws, with the process's stderr, when `service` is no longer running. */
+export function assertRunning(service: Service, during: string): void {
+  const { exitCode, signalCode } = service.child;
+  if (exitCode !== null || signalCode !== null) {
+    throw new Error(
+      `the service process exited (code ${exitCode}, signal ${signalCode}) ${during}; stderr: ${service.stderr()}`,
+    );
+  }
+}
+
+/** Resolves with the exit, or "timeout" after `ms`. */
+export function exitWithin(
+  service: Service,
+  ms: number,
+): Promise<{ code: number | null; signal: NodeJS.Signals | null } | "timeout"> {
+  return Promise.race([service.exited, sleep(ms).then(() => "timeout" as const)]);
+}
+
+/** A new pro project with one test key, through AdminService. */
+export async function provision(
+  url: string,
+  adminToken: string,
+): Promise<{ projectId: string; secret: string }> {
+  const admin = createClient(
+    AdminService,
+    createConnectTransport({ baseUrl: url, httpVersion: "1.1" }),
+  );
+  const headers = { authorization: `Bearer ${adminToken}` };
+  const { project } = await admin.createProject(
+    { name: "reliability", plan: Plan.PRO },
+    { headers },
+  );
+  if (!project) throw new Error("CreateProject returned no project");
+  const created = await admin.createApiKey(
+    { projectId: project.id, environment: Environment.TEST },
+    { headers },
+  );
+  return { projectId: project.id, secret: created.secret };
+}
+
+// ---------------------------------------------------------------------------------------
+// Requests
+
+/** One Create Event request of the load: retried with the same key and body. */
+export interface Sent {
+  index: number;
+  key: string;
+  body: string;
+  /** HTTP status, or 0 when no response came (connection refused, reset, timeout). */
+  status: number;
+  eventId: string | undefined;
+  responseBody: string;
+  /** The transport error when status is 0. */
+  error: string | undefined;
+  startedAt: number;
+  ms: number;
+}
+
+/** POSTs one event with `key`; never throws: a failed exchange is status 0. */
+export async function send(
+  url: string,
+  secret: string,
+  request: { key: string; body: string },
+  timeoutMs = 30_000,
+): Promise<Omit<Sent, "index" | "key" | "body">> {
+  const startedAt = Date.now();
+  try {
+    const response = await fetch(`${url}/api/ingest/event`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        authorization: `Bearer ${secret}`,
+        "idempotency-key": request.key,
+      },
+      body: request.body,
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    const text = await response.text();
+    let eventId: string | undefined;
+    try {
+      eventId = (JSON.parse(text) as { eventId?: string }).eventId;
+    } catch {
+      eventId = undefined;
+    }
+    return {
+      status: response.status,
+      eventId,
+      responseBody: text,
+      error: undefined,
+      startedAt,
+      ms: Date.now() - startedAt,
+    };
+  } catch (error) {
+    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+    return {
+      status: 0,
+      eventId: undefined,
+      responseBody: "",
+      error: cause?.code ?? cause?.message ?? String(error),
+      startedAt,
+      ms: Date.now() - startedAt,
+    };
+  }
+}
+
+/** Sustained ingestion by `concurrency` workers, each sending one request after another. */
+export interface Load {
+  /** Every request started, in start order; `status` is -1 while in flight. */
+  sent: Sent[];
+  /** Requests acknowledged with 201. */
+  acked(): Sent[];
+  /** How many requests are in flight now. */
+  inFlight(): number;
+  /** Resolves once `count` requests got 201 (or rejects after `timeoutMs`). */
+  untilAcked(count: number, timeoutMs: number): Promise<void>;
+  /** Workers start no new request; resolves when every request has settled. */
+  stop(): Promise<void>;
+}
+
+/** Starts the load on `url` with `secret`; a worker pauses `pauseOnFailureMs` after a failure. */
+export function startLoad(
+  url: string,
+  secret: string,
+  options: { concurrency: number; pauseOnFailureMs?: number; runId?: string },
+): Load {
+  const runId = options.runId ?? randomBytes(4).toString("hex");
+  const sent: Sent[] = [];
+  let stopping = false;
+  let pending = 0;
+  let ackedCount = 0;
+  const worker = async () => {
+    while (!stopping) {
+      const index = sent.length;
+      const request: Sent = {
+        index,
+        key: `${runId}-${index}`,
+        body: JSON.stringify(requestBody(runId, index)),
+        status: -1,
+        eventId: undefined,
+        responseBody: "",
+        error: undefined,
+        startedAt: Date.now(),
+        ms: 0,
+      };
+      sent.push(request);
+      pending++;
+      Object.assign(request, await send(url, secret, request));
+      pending--;
+      if (request.status === 201) ackedCount++;
+      else if (options.pauseOnFailureMs) await sleep(options.pauseOnFailureMs);
+    }
+  };
+  const workers = Array.from({ length: options.concurrency }, worker);
+  return {
+    sent,
+    acked: () => sent.filter((request) => request.status === 201),
+    inFlight: () => pending,
+    async untilAcked(count, timeoutMs) {
+      const deadline = Date.now() + timeoutMs;
+      while (ackedCount < count) {
+        if (Date.now() > deadline) {
+          throw new Error(`only ${ackedCount} of ${count} acknowledgements in ${timeoutMs} ms`);
+        }
+        await sleep(20);
+      }
+    },
+    async stop() {
+      stopping = true;
+      await Promise.all(workers);
+    },
+  };
+}
+
+/** The body of request `index` of run `runId`: its entityId makes it unique. */
+export function requestBody(runId: string, index: number): Record<string, unknown> {
+  return {
+    actionKey: "document.update",
+    entityType: "document",
+    entityId: `doc-${runId}-${index}`,
+    actorId: `user-${index % 97}`,
+    context: { run: runId, index },
+  };
+}
+
+/** The final answer to a retried request, and how many sends it took. */
+export type Retried = Omit<Sent, "index" | "key" | "body"> & { attempts: number };
+
+/**
+ * Sends each request again with its own key and body, `concurrency` at a time; a 503 or
+ * a failed exchange is sent again (up to `attempts` sends, 200 ms apart), as a client would.
+ */
+export async function retryAll(
+  url: string,
+  secret: string,
+  requests: readonly Sent[],
+  options: { concurrency?: number; attempts?: number } = {},
+): Promise<Map<number, Retried>> {
+  const attempts = options.attempts ?? 5;
+  const results = new Map<number, Retried>();
+  let next = 0;
+  const worker = async () => {
+    while (next < requests.length) {
+      const request = requests[next++];
+      if (!request) continue;
+      let attempt = 1;
+      let answer = await send(url, secret, request);
+      while ((answer.status === 503 || answer.status === 0) && attempt < attempts) {
+        await sleep(200);
+        attempt++;
+        answer = await send(url, secret, request);
+      }
+      results.set(request.index, { ...answer, attempts: attempt });
+    }
+  };
+  await Promise.all(Array.from({ length: options.concurrency ?? 40 }, worker));
+  return results;
+}
+
+/** Every event of the key's project and environment through GET /api/events. */
+export async function listAllEvents(
+  url: string,
+  secret: string,
+): Promise<{ eventId: string; entityId: string }[]> {
+  const events: { eventId: string; entityId: string }[] = [];
+  let cursor: string | null = null;
+  do {
+    const query = new URLSearchParams({ limit: "200", ...(cursor ? { cursor } : {}) });
+    const response = await fetch(`${url}/api/events?${query}`, {
+      headers: { authorization: `Bearer ${secret}` },
+    });
+    if (response.status !== 200) {
+      throw new Error(`List Events answered ${response.status}: ${await response.text()}`);
+    }
+    const page = (await response.json()) as {
+      events: { eventId: string; entityId: string }[];
+      nextCursor: string | null;
+    };
+    events.push(...page.events);
+    cursor = page.nextCursor;
+  } while (cursor !== null);
+  return events;
+}
+
+/** The stored rows of a project: ids, and how many distinct entities they hold. */
+export async function storedRows(
+  storage: Storage,
+  projectId: string,
+): Promise<{ ids: Set<string>; rows: number; distinctEntities: number }> {
+  const rows = await storage.query<{ id: string; entity: string }>(
+    "select id::text as id, encode(entity_id_idx, 'hex') as entity from events where project_id = $1",
+    [projectId],
+  );
+  return {
+    ids: new Set(rows.map((row) => row.id)),
+    rows: rows.length,
+    distinctEntities: new Set(rows.map((row) => row.entity)).size,
+  };
+}
+
+export { Relay } from "../support/relay.js";
