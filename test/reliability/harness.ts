@@ -11,16 +11,14 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { PGlite } from "@electric-sql/pglite";
-import { Redis } from "ioredis";
 import postgres from "postgres";
 import { AdminService, Environment, Plan } from "../../gen/audit/v1/admin_pb.js";
+import { createIsolatedStorage } from "../support/isolated-storage.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const LISTENING = "audit event service listening";
@@ -53,53 +51,26 @@ export interface Storage {
 
 /** Fresh storage of the suite's kind, with its own Redis prefix when REDIS_URL is set. */
 export async function createStorage(): Promise<Storage> {
-  const cleanups: (() => Promise<void>)[] = [];
-  const env: Record<string, string> = {};
-  const redisUrl = process.env.REDIS_URL;
-  if (redisUrl) {
-    const prefix = `audit-test-${randomBytes(6).toString("hex")}:`;
-    env.REDIS_URL = redisUrl;
-    env.REDIS_KEY_PREFIX = prefix;
-    cleanups.push(() => deleteRedisKeys(redisUrl, prefix));
-  }
-  const cleanup = async () => {
-    for (const step of cleanups.reverse()) await step();
-  };
-
-  const adminUrl = process.env.DATABASE_URL;
-  if (adminUrl) {
-    const name = `audit_test_${randomBytes(6).toString("hex")}`;
-    const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
-    await admin.unsafe(`CREATE DATABASE ${name}`);
-    await admin.end();
-    const url = new URL(adminUrl);
-    url.pathname = `/${name}`;
-    env.DATABASE_URL = url.toString();
-    env.MASTER_KEY = randomBytes(32).toString("base64");
-    env.TOKEN_SIGNING_KEY = randomBytes(32).toString("hex");
+  const isolated = await createIsolatedStorage();
+  const { env, database } = isolated;
+  if (isolated.kind === "postgres" && env.DATABASE_URL) {
     // One connection: pg_backend_pid() then names every connection of the test's own.
-    const sql = postgres(url.toString(), { max: 1, onnotice: () => {} });
-    cleanups.push(async () => {
-      await sql.end({ timeout: 5 });
-      const drop = postgres(adminUrl, { max: 1, onnotice: () => {} });
-      await drop.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await drop.end();
-    });
+    const sql = postgres(env.DATABASE_URL, { max: 1, onnotice: () => {} });
     return {
       kind: "postgres",
       env,
-      database: name,
+      ...(database ? { database } : {}),
       async query<Row>(text: string, params: unknown[] = []) {
         const rows = await sql.unsafe(text, params as postgres.ParameterOrJSON<never>[]);
         return rows as unknown as Row[];
       },
-      cleanup,
+      async cleanup() {
+        await sql.end({ timeout: 5 });
+        await isolated.cleanup();
+      },
     };
   }
-
-  const dir = await mkdtemp(join(tmpdir(), "audit-reliability-"));
-  env.DATA_DIR = dir;
-  cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  const dir = env.DATA_DIR ?? "";
   return {
     kind: "pglite",
     env,
@@ -111,23 +82,8 @@ export async function createStorage(): Promise<Storage> {
         await pg.close();
       }
     },
-    cleanup,
+    cleanup: () => isolated.cleanup(),
   };
-}
-
-async function deleteRedisKeys(url: string, prefix: string): Promise<void> {
-  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
-  try {
-    await redis.connect();
-    let cursor = "0";
-    do {
-      const [next, keys] = await redis.scan(cursor, "MATCH", `*${prefix}*`, "COUNT", 500);
-      cursor = next;
-      if (keys.length > 0) await redis.del(...keys);
-    } while (cursor !== "0");
-  } finally {
-    redis.disconnect();
-  }
 }
 
 // ---------------------------------------------------------------------------------------

@@ -6,12 +6,8 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { Redis } from "ioredis";
-import postgres from "postgres";
+import { createIsolatedStorage } from "./isolated-storage.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const LISTENING = "audit event service listening";
@@ -47,34 +43,9 @@ export async function spawnService(env: Record<string, string> = {}): Promise<Se
     ...env,
   };
 
-  const adminUrl = process.env.DATABASE_URL;
-  if (adminUrl) {
-    const name = `audit_test_${randomBytes(6).toString("hex")}`;
-    const sql = postgres(adminUrl, { max: 1, onnotice: () => {} });
-    await sql.unsafe(`CREATE DATABASE ${name}`);
-    await sql.end();
-    const url = new URL(adminUrl);
-    url.pathname = `/${name}`;
-    childEnv.DATABASE_URL = url.toString();
-    childEnv.MASTER_KEY = randomBytes(32).toString("base64");
-    childEnv.TOKEN_SIGNING_KEY = randomBytes(32).toString("hex");
-    cleanups.push(async () => {
-      const drop = postgres(adminUrl, { max: 1, onnotice: () => {} });
-      await drop.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await drop.end();
-    });
-  } else {
-    const dir = await mkdtemp(join(tmpdir(), "audit-process-"));
-    childEnv.DATA_DIR = dir;
-    cleanups.push(() => rm(dir, { recursive: true, force: true }));
-  }
-  const redisUrl = process.env.REDIS_URL;
-  if (redisUrl) {
-    const prefix = `audit-test-${randomBytes(6).toString("hex")}:`;
-    childEnv.REDIS_URL = redisUrl;
-    childEnv.REDIS_KEY_PREFIX = prefix;
-    cleanups.push(() => deleteRedisKeys(redisUrl, prefix));
-  }
+  const storage = await createIsolatedStorage();
+  Object.assign(childEnv, storage.env, env);
+  cleanups.push(() => storage.cleanup());
 
   const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
     cwd: ROOT,
@@ -168,19 +139,4 @@ export async function spawnService(env: Record<string, string> = {}): Promise<Se
     waitForLog,
     cleanup,
   };
-}
-
-async function deleteRedisKeys(url: string, prefix: string): Promise<void> {
-  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
-  try {
-    await redis.connect();
-    let cursor = "0";
-    do {
-      const [next, keys] = await redis.scan(cursor, "MATCH", `*${prefix}*`, "COUNT", 500);
-      cursor = next;
-      if (keys.length > 0) await redis.del(...keys);
-    } while (cursor !== "0");
-  } finally {
-    redis.disconnect();
-  }
 }

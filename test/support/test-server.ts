@@ -5,18 +5,14 @@
  * DATA_DIR. With REDIS_URL set, a unique key prefix (deleted on close).
  */
 import { randomBytes } from "node:crypto";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { type Client, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
-import { Redis } from "ioredis";
-import postgres from "postgres";
 import { AdminService, Environment, Plan } from "../../gen/audit/v1/admin_pb.js";
 import { type App, createApp } from "../../src/app.js";
 import { loadConfig } from "../../src/config.js";
 import { createLogger } from "../../src/logger.js";
 import type { ListeningServer } from "../../src/transport/server.js";
+import { createIsolatedStorage } from "./isolated-storage.js";
 
 /** A running service and what a test needs to talk to it. */
 export interface TestServer {
@@ -80,48 +76,9 @@ export async function startTestServer(
     API_KEY_CACHE_SECONDS: "0",
   };
 
-  const adminUrl = process.env.DATABASE_URL;
-  if (adminUrl) {
-    const name = `audit_test_${randomBytes(6).toString("hex")}`;
-    const sql = postgres(adminUrl, { max: 1, onnotice: () => {} });
-    await sql.unsafe(`CREATE DATABASE ${name}`);
-    await sql.end();
-    const url = new URL(adminUrl);
-    url.pathname = `/${name}`;
-    base.DATABASE_URL = url.toString();
-    base.MASTER_KEY = randomBytes(32).toString("base64");
-    base.TOKEN_SIGNING_KEY = randomBytes(32).toString("hex");
-    cleanups.push(async () => {
-      const drop = postgres(adminUrl, { max: 1, onnotice: () => {} });
-      await drop.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await drop.end();
-    });
-  } else {
-    const dir = await mkdtemp(join(tmpdir(), "audit-test-"));
-    base.DATA_DIR = dir;
-    cleanups.push(() => rm(dir, { recursive: true, force: true }));
-  }
-
-  const redisUrl = process.env.REDIS_URL;
-  if (redisUrl) {
-    const prefix = `audit-test-${randomBytes(6).toString("hex")}:`;
-    base.REDIS_URL = redisUrl;
-    base.REDIS_KEY_PREFIX = prefix;
-    cleanups.push(async () => {
-      const redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
-      try {
-        await redis.connect();
-        let cursor = "0";
-        do {
-          const [next, keys] = await redis.scan(cursor, "MATCH", `*${prefix}*`, "COUNT", 500);
-          cursor = next;
-          if (keys.length > 0) await redis.del(...keys);
-        } while (cursor !== "0");
-      } finally {
-        redis.disconnect();
-      }
-    });
-  }
+  const storage = await createIsolatedStorage();
+  Object.assign(base, storage.env);
+  cleanups.push(() => storage.cleanup());
 
   return launch({ ...base, ...env }, cleanups);
 }
