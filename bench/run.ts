@@ -50,8 +50,10 @@ interface LoadResult {
   non2xx: number;
   errors: number;
   timeouts: number;
-  latencyP50: number;
-  latencyP99: number;
+  latencyP50: number | null;
+  latencyP99: number | null;
+  /** Only from h2load, which reports no percentiles. */
+  latencyMean?: number | null;
 }
 
 interface Row extends LoadResult {
@@ -274,6 +276,17 @@ async function main(): Promise<void> {
     channels: 4,
     durationSeconds,
   });
+  if (await hasCommand("h2load")) {
+    await measure("service gRPC (h2load)", servicePids, "bench/load-h2load.ts", {
+      address: `127.0.0.1:${service.port}`,
+      key: keys[0],
+      connections: 4,
+      streams: Math.max(1, Math.round(connections / 4)),
+      durationSeconds,
+    });
+  } else {
+    process.stderr.write("  (h2load not installed: apt-get install nghttp2-client)\n");
+  }
   // Sustained load: consecutive windows of the REST scenario, to see any drift.
   const soakWindows = Math.ceil(Number(values.soak) / durationSeconds);
   for (let window = 1; window <= soakWindows; window++) {
@@ -306,6 +319,13 @@ async function processTree(pid: number): Promise<number[]> {
   }
 }
 
+function hasCommand(command: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const child = spawn("sh", ["-c", `command -v ${command}`], { stdio: "ignore" });
+    child.once("exit", (code) => resolve(code === 0));
+  });
+}
+
 function run(command: string, args: string[]): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { cwd: root, stdio: "inherit" });
@@ -322,8 +342,9 @@ function report(): void {
   const table = rows.map((row) => ({
     scenario: row.name,
     "events/s": Math.round(row.requestsPerSecond),
-    "p50 ms": row.latencyP50,
-    "p99 ms": row.latencyP99,
+    "p50 ms": row.latencyP50 === null ? "-" : Math.round(row.latencyP50),
+    "p99 ms": row.latencyP99 === null ? "-" : Math.round(row.latencyP99),
+    "mean ms": row.latencyMean == null ? "-" : Math.round(row.latencyMean),
     "server CPU (cores)": row.serverCpuCores.toFixed(2),
     "peak RSS MB": Math.round(row.peakRssMb),
     "non-2xx": row.non2xx + row.errors + row.timeouts,
