@@ -178,7 +178,19 @@ function compileMessageField(schema: DescMessage, rules: FieldRules | undefined)
  */
 const RESERVED_KEY = "__proto__";
 
+/** The deepest nesting accepted inside a JSON field (REST refuses deeper bodies earlier). */
+const MAX_NESTING = 100;
+
 function reservedKeyCheck(value: unknown, path: Path, issues: FieldIssue[]): void {
+  // Every protocol comes through here; REST bodies were already depth-checked as text.
+  if (nesting(value, 0) > MAX_NESTING) {
+    issues.push({
+      path,
+      message: `Must be nested at most ${MAX_NESTING} levels deep`,
+      code: "too_big",
+    });
+    return;
+  }
   const found = findReservedKey(value, []);
   if (found) {
     issues.push({
@@ -187,6 +199,17 @@ function reservedKeyCheck(value: unknown, path: Path, issues: FieldIssue[]): voi
       code: "custom",
     });
   }
+}
+
+/** How deep arrays and objects nest in `value`, stopping once past the limit. */
+function nesting(value: unknown, depth: number): number {
+  if (depth > MAX_NESTING || typeof value !== "object" || value === null) return depth;
+  let deepest = depth + 1;
+  for (const item of Array.isArray(value) ? value : Object.values(value)) {
+    deepest = Math.max(deepest, nesting(item, depth + 1));
+    if (deepest > MAX_NESTING) break;
+  }
+  return deepest;
 }
 
 function findReservedKey(value: unknown, at: Path): Path | undefined {
