@@ -6,13 +6,7 @@
  * and its issuing key must still be active, so revoking a key cuts off its tokens too.
  */
 import { Messages, ServiceError } from "../errors.js";
-import type {
-  ApiKeyIdentity,
-  ApiKeyRecord,
-  EnvironmentName,
-  PlanName,
-  ProjectStore,
-} from "../store/projects.js";
+import type { ApiKeyIdentity, EnvironmentName, PlanName, ProjectStore } from "../store/projects.js";
 import { API_KEY_FORMAT, hashApiKey } from "./api-keys.js";
 import type { Credential } from "./credentials.js";
 import { type FrontendTokens, TokenMessages } from "./frontend-tokens.js";
@@ -55,11 +49,6 @@ export interface Authenticator {
   invalidate(): void;
 }
 
-interface CacheEntry {
-  identity: ApiKeyIdentity | undefined;
-  expiresAt: number;
-}
-
 /** Options of the authenticator. */
 export interface AuthenticatorOptions {
   projects: ProjectStore;
@@ -76,33 +65,31 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
   const now = options.now ?? Date.now;
   const ttl = options.cacheSeconds * 1000;
   const cacheSize = options.cacheSize ?? 50_000;
-  const cache = new Map<string, CacheEntry>();
 
-  const lookup = async (secret: string): Promise<ApiKeyIdentity | undefined> => {
-    const hash = hashApiKey(secret);
-    const cacheKey = hash.toString("base64");
-    const cached = cache.get(cacheKey);
-    if (cached && cached.expiresAt > now()) return cached.identity;
-    const identity = await projects.findApiKeyByHash(hash);
-    if (ttl > 0) {
-      if (cache.size >= cacheSize) cache.clear();
-      cache.set(cacheKey, { identity, expiresAt: now() + ttl });
-    }
-    return identity;
+  /**
+   * A lookup whose answers (misses too) are kept for API_KEY_CACHE_SECONDS. When full,
+   * the cache starts over: simpler than LRU, and a refill costs one query per key.
+   */
+  const cached = <Value>(load: (key: string) => Promise<Value>) => {
+    const entries = new Map<string, { value: Value; expiresAt: number }>();
+    const get = async (key: string): Promise<Value> => {
+      const hit = entries.get(key);
+      if (hit && hit.expiresAt > now()) return hit.value;
+      const value = await load(key);
+      if (ttl > 0) {
+        if (entries.size >= cacheSize) entries.clear();
+        entries.set(key, { value, expiresAt: now() + ttl });
+      }
+      return value;
+    };
+    return { get, clear: () => entries.clear() };
   };
 
-  // Tokens name their issuing key by id; its status is cached like a key's.
-  const keysById = new Map<string, { key: ApiKeyRecord | undefined; expiresAt: number }>();
-  const keyById = async (id: string): Promise<ApiKeyRecord | undefined> => {
-    const cached = keysById.get(id);
-    if (cached && cached.expiresAt > now()) return cached.key;
-    const key = await projects.getApiKey(id);
-    if (ttl > 0) {
-      if (keysById.size >= cacheSize) keysById.clear();
-      keysById.set(id, { key, expiresAt: now() + ttl });
-    }
-    return key;
-  };
+  // API keys by the base64 of their hash; the keys that issued tokens by id.
+  const keysByHash = cached((hash) => projects.findApiKeyByHash(Buffer.from(hash, "base64")));
+  const keysById = cached((id) => projects.getApiKey(id));
+  const lookup = (secret: string): Promise<ApiKeyIdentity | undefined> =>
+    keysByHash.get(hashApiKey(secret).toString("base64"));
 
   const authenticator: Authenticator = {
     async requireApiKey(credential) {
@@ -139,7 +126,7 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
       }
       if (!options.tokens) throw new ServiceError("unauthenticated", TokenMessages.invalid);
       const grant = await options.tokens.verify(credential.value);
-      const key = await keyById(grant.keyId);
+      const key = await keysById.get(grant.keyId);
       if (!key || key.projectId !== grant.projectId || key.environment !== grant.environment) {
         throw new ServiceError("unauthenticated", TokenMessages.invalid);
       }
@@ -152,7 +139,7 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
       };
     },
     invalidate() {
-      cache.clear();
+      keysByHash.clear();
       keysById.clear();
     },
   };

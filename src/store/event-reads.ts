@@ -1,6 +1,6 @@
 /**
  * Reading pages of a project's events. Every filter runs in the database on blind
- * indexes (keyed HMACs), never on plaintext, and the page is a keyset page in the one
+ * indexes (keyed values, crypto/blind-index.ts), never on plaintext, and the page is a keyset page in the one
  * order of the timeline index: `occurred_at desc, id desc`. Only the rows of the page
  * are returned (with their context), so only they are ever decrypted.
  */

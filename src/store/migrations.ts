@@ -4,7 +4,7 @@
  * the next number.
  *
  * No event field is stored in plaintext: the event tables hold ids, timestamps,
- * ciphertext and blind indexes (keyed HMACs) only.
+ * ciphertext and blind indexes (keyed values, crypto/blind-index.ts) only.
  */
 import type { Db } from "./db.js";
 
