@@ -303,25 +303,26 @@ with batch as (
          actor_idx, entity_type_idx, entity_id_idx, action_idx, tenant_idx, search,
          context, month, rank, key_hash, legacy_action_idx)
 ),
+plan_limits as (
+  select p.id as project_id, p.plan, l.lim
+    from projects p
+    join unnest($18::text[], $19::int[]) as l(plan, lim) on l.plan = p.plan
+   where p.id in (select project_id from batch)
+),
 counted as (
   insert into usage_counters as u (project_id, environment, month, count, last_added)
-  select g.project_id, g.environment, g.month, least(g.n, l.lim), least(g.n, l.lim)
+  select g.project_id, g.environment, g.month, least(g.n, pl.lim), least(g.n, pl.lim)
     from (select project_id, environment, month, count(*)::int as n
             from batch group by project_id, environment, month) as g
-    join projects p on p.id = g.project_id
-    join unnest($18::text[], $19::int[]) as l(plan, lim) on l.plan = p.plan
+    join plan_limits pl on pl.project_id = g.project_id
    order by g.project_id, g.environment, g.month
   on conflict (project_id, environment, month) do update
-    set count = u.count + greatest(0, least(excluded.count, (
-          select l2.lim from projects p2
-            join unnest($18::text[], $19::int[]) as l2(plan, lim) on l2.plan = p2.plan
-           where p2.id = u.project_id) - u.count)),
-        last_added = greatest(0, least(excluded.count, (
-          select l2.lim from projects p2
-            join unnest($18::text[], $19::int[]) as l2(plan, lim) on l2.plan = p2.plan
-           where p2.id = u.project_id) - u.count))
+    set (count, last_added) = (
+      select u.count + a.added, a.added
+        from (select greatest(0, least(excluded.count, pl.lim - u.count)) as added
+                from plan_limits pl where pl.project_id = u.project_id) as a)
   returning u.project_id, u.environment, u.month, u.count, u.last_added,
-            (select p3.plan from projects p3 where p3.id = u.project_id) as plan
+            (select pl.plan from plan_limits pl where pl.project_id = u.project_id) as plan
 ),
 admitted as (
   select b.* from batch b
