@@ -148,12 +148,12 @@ export function createHttpHandler(deps: HttpHandlerDeps) {
     }
 
     const match = rest.match(method, path);
-    if (match === "method") {
+    if (match && "allowedMethods" in match) {
       sendJson(
         res,
         405,
         { error: "Method not allowed" },
-        { allow: rest.allowedMethods(path).join(", ") },
+        { allow: match.allowedMethods.join(", ") },
       );
       return;
     }

@@ -40,10 +40,11 @@ export interface RestMatch {
 /** The routes of a set of services. */
 export interface RestRouter {
   routes: readonly RestRoute[];
-  /** The route for a request, `"method"` when the path exists under another method. */
-  match(httpMethod: string, path: string): RestMatch | "method" | undefined;
-  /** The HTTP methods a path accepts (for the `Allow` header of a 405). */
-  allowedMethods(path: string): string[];
+  /**
+   * The route for a request; when the path exists only under other methods, those
+   * methods (for the 405's `Allow` header); undefined for an unknown path.
+   */
+  match(httpMethod: string, path: string): RestMatch | { allowedMethods: string[] } | undefined;
 }
 
 /** Builds the routes of every annotated method that has an operation. */
@@ -80,12 +81,12 @@ export function createRestRouter(services: DescService[], operations: Operations
   return {
     routes,
     match(httpMethod, path) {
-      let otherMethod = false;
+      const allowedMethods = new Set<string>();
       for (const route of routes) {
         const found = route.pattern.exec(path);
         if (!found) continue;
         if (route.httpMethod !== httpMethod) {
-          otherMethod = true;
+          allowedMethods.add(route.httpMethod);
           continue;
         }
         const variables: Record<string, string> = {};
@@ -94,11 +95,7 @@ export function createRestRouter(services: DescService[], operations: Operations
         });
         return { route, variables };
       }
-      return otherMethod ? "method" : undefined;
-    },
-    allowedMethods(path) {
-      const methods = routes.filter((route) => route.pattern.test(path)).map((r) => r.httpMethod);
-      return [...new Set(methods)];
+      return allowedMethods.size > 0 ? { allowedMethods: [...allowedMethods] } : undefined;
     },
   };
 }
