@@ -99,16 +99,31 @@ export interface StaticViewer {
 /** Creates the viewer's file server, over viewer/dist of this checkout. */
 export function createStaticViewer(): StaticViewer {
   const dir = distDir();
+  // Each file is read and hashed once, on first request: the bundle does not change
+  // while the process runs. A failed read is not kept, so a later build is picked up.
+  const loaded = new Map<string, Promise<{ body: Buffer; etag: string }>>();
+  const load = (file: string) => {
+    let pending = loaded.get(file);
+    if (!pending) {
+      pending = readFile(join(dir, file)).then((body) => ({
+        body,
+        etag: `"${createHash("sha256").update(body).digest("base64url")}"`,
+      }));
+      pending.catch(() => loaded.delete(file));
+      loaded.set(file, pending);
+    }
+    return pending;
+  };
 
   const serve = async (req: NodeRequest, res: NodeResponse, method: string, asset: Asset) => {
     let body: Buffer;
+    let etag: string;
     try {
-      body = await readFile(join(dir, asset.file));
+      ({ body, etag } = await load(asset.file));
     } catch {
       sendJson(res, 404, { error: "The viewer is not built: run npm run build:viewer" });
       return;
     }
-    const etag = `"${createHash("sha256").update(body).digest("base64url")}"`;
     const headers = {
       ...asset.headers,
       etag,
