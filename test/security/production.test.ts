@@ -8,7 +8,6 @@
  * The admin API is refused over plain HTTP in production too, so keys are made through
  * the project store of the running app.
  */
-import { execFile } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -16,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateApiKey } from "../../src/auth/api-keys.js";
 import { h1Request } from "../support/raw-http.js";
 import { startTestServer, type TestServer, validEvent } from "../support/test-server.js";
+import { makeCertificate } from "../support/tls-certificate.js";
 import { totalEvents } from "./raw-client.js";
 
 const HTTPS_REQUIRED = { error: "HTTPS is required" };
@@ -204,36 +204,6 @@ describe("production mode behind a trusted proxy (TRUST_PROXY=true)", () => {
     expect(await totalEvents(server)).toBe(before);
   });
 });
-
-/** Makes a self-signed certificate for 127.0.0.1 with openssl. */
-function makeCertificate(certFile: string, keyFile: string): Promise<void> {
-  const args = [
-    "req",
-    "-x509",
-    "-newkey",
-    "ec",
-    "-pkeyopt",
-    "ec_paramgen_curve:prime256v1",
-    "-nodes",
-    "-subj",
-    "/CN=localhost",
-    "-days",
-    "1",
-    "-addext",
-    "subjectAltName=DNS:localhost,IP:127.0.0.1",
-    "-keyout",
-    keyFile,
-    "-out",
-    certFile,
-  ];
-  return new Promise((resolve, reject) => {
-    execFile("openssl", args, { timeout: 30_000 }, (error, _stdout, stderr) => {
-      if (error)
-        reject(new Error(`openssl could not make a certificate: ${error.message}\n${stderr}`));
-      else resolve();
-    });
-  });
-}
 
 describe("production mode over TLS", () => {
   let server: TestServer;

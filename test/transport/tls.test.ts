@@ -3,7 +3,6 @@
  * http/1.1. The certificate is self-signed, made at test time with openssl, and every
  * client verifies the server against it.
  */
-import { execFile } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -20,43 +19,10 @@ import { IngestService } from "../../gen/audit/v1/ingest_pb.js";
 import { createIngestClient, type IngestClient } from "../support/grpc-ingest-client.js";
 import { h1Request, h2Close, h2Connect, h2Request } from "../support/raw-http.js";
 import { startTestServer, type TestServer, validEvent } from "../support/test-server.js";
+import { makeCertificate } from "../support/tls-certificate.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const HSTS = "max-age=31536000; includeSubDomains";
-
-/** Makes a self-signed certificate for localhost and 127.0.0.1 with openssl. */
-function makeCertificate(certFile: string, keyFile: string): Promise<void> {
-  const args = [
-    "req",
-    "-x509",
-    "-newkey",
-    "rsa:2048",
-    "-nodes",
-    "-subj",
-    "/CN=localhost",
-    "-days",
-    "1",
-    "-addext",
-    "subjectAltName=DNS:localhost,IP:127.0.0.1",
-    "-keyout",
-    keyFile,
-    "-out",
-    certFile,
-  ];
-  return new Promise((resolve, reject) => {
-    execFile("openssl", args, { timeout: 30_000 }, (error, _stdout, stderr) => {
-      if (!error) resolve();
-      else if ((error as NodeJS.ErrnoException).code === "ENOENT") {
-        reject(
-          new Error(
-            "openssl was not found on PATH: the TLS tests make their certificate with it " +
-              "(Debian/Ubuntu: apt-get install openssl)",
-          ),
-        );
-      } else reject(new Error(`openssl could not make a certificate: ${error.message}\n${stderr}`));
-    });
-  });
-}
 
 describe("TLS with ALPN on the service port", () => {
   let dir: string;
