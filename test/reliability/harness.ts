@@ -9,19 +9,16 @@
  * entityId, so a request can be retried exactly and a duplicate row is visible even
  * without decrypting: the entity's blind index is deterministic per project.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { PGlite } from "@electric-sql/pglite";
 import postgres from "postgres";
 import { AdminService, Environment, Plan } from "../../gen/audit/v1/admin_pb.js";
 import { createIsolatedStorage } from "../support/isolated-storage.js";
-
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-const LISTENING = "audit event service listening";
+import { spawnService } from "../support/service-process.js";
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -102,84 +99,26 @@ export interface Service {
   kill(): Promise<void>;
 }
 
-/** Starts the service on `storage`; resolves once it listens. */
+/** Starts the service on `storage` (kept across restarts); resolves once it listens. */
 export async function startService(
   storage: Storage,
   adminToken: string,
   env: Record<string, string> = {},
 ): Promise<Service> {
-  const childEnv: Record<string, string> = {};
-  for (const [name, value] of Object.entries(process.env)) {
-    // The suite's DATABASE_URL and REDIS_URL name the servers, not this storage.
-    if (value !== undefined && name !== "DATABASE_URL" && name !== "REDIS_URL") {
-      childEnv[name] = value;
-    }
-  }
-  Object.assign(
-    childEnv,
-    { PORT: "0", HOST: "127.0.0.1", ADMIN_TOKEN: adminToken, LOG_LEVEL: "info" },
-    storage.env,
-    env,
-  );
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
-    cwd: ROOT,
-    env: childEnv,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once("exit", (code, signal) => resolve({ code, signal })),
-  );
-  const lines: string[] = [];
-  let partial = "";
-  let stderr = "";
-  child.stdout?.setEncoding("utf8");
-  child.stderr?.setEncoding("utf8");
-  child.stderr?.on("data", (chunk: string) => {
-    stderr += chunk;
-  });
-  const listening = new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no start within 90 s: ${stderr}`)), 90_000);
-    child.stdout?.on("data", (chunk: string) => {
-      const parts = (partial + chunk).split("\n");
-      partial = parts.pop() ?? "";
-      lines.push(...parts);
-      for (const line of parts) {
-        if (line.includes(LISTENING)) {
-          clearTimeout(timer);
-          resolve(Number((JSON.parse(line) as { port: number }).port));
-        }
-      }
-    });
-    void exited.then(() => {
-      clearTimeout(timer);
-      reject(new Error(`the service exited before listening: ${stderr}`));
-    });
-  });
-  const kill = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill("SIGKILL");
-      await exited;
-    }
-  };
-  let port: number;
-  try {
-    port = await listening;
-  } catch (error) {
-    await kill();
-    throw error;
-  }
+  const spawned = await spawnService(env, { storageEnv: storage.env, adminToken });
   return {
-    child,
-    url: `http://127.0.0.1:${port}`,
-    port,
-    exited,
-    stderr: () => stderr,
+    child: spawned.child,
+    url: `http://127.0.0.1:${spawned.port}`,
+    port: spawned.port,
+    exited: spawned.exited,
+    stderr: spawned.stderr,
     logs: (msg) =>
-      lines
+      spawned.stdout
         .filter((line) => line.startsWith("{"))
         .map((line) => JSON.parse(line) as Record<string, unknown>)
         .filter((entry) => entry.msg === msg),
-    kill,
+    // The storage is not the process's: cleanup only kills it.
+    kill: spawned.cleanup,
   };
 }
 

@@ -29,23 +29,42 @@ export interface ServiceProcess {
   cleanup(): Promise<void>;
 }
 
+/** Options of spawnService. */
+export interface SpawnOptions {
+  /**
+   * Run on this storage (its configuration variables) and leave it in place, so that a
+   * test can restart the service on the same data; by default the process gets fresh
+   * storage of its own, removed by `cleanup`.
+   */
+  storageEnv?: Record<string, string>;
+  adminToken?: string;
+}
+
 /** Starts the service; resolves once it logs that it listens. */
-export async function spawnService(env: Record<string, string> = {}): Promise<ServiceProcess> {
+export async function spawnService(
+  env: Record<string, string> = {},
+  options: SpawnOptions = {},
+): Promise<ServiceProcess> {
   const cleanups: (() => Promise<void>)[] = [];
-  const adminToken = randomBytes(24).toString("hex");
+  const adminToken = options.adminToken ?? randomBytes(24).toString("hex");
   const childEnv: Record<string, string | undefined> = {
     ...process.env,
+    // The suite's DATABASE_URL and REDIS_URL name the servers, not this storage.
+    DATABASE_URL: undefined,
+    REDIS_URL: undefined,
     PORT: "0",
     HOST: "127.0.0.1",
     ADMIN_TOKEN: adminToken,
     LOG_LEVEL: "info",
     API_KEY_CACHE_SECONDS: "0",
-    ...env,
   };
-
-  const storage = await createIsolatedStorage();
-  Object.assign(childEnv, storage.env, env);
-  cleanups.push(() => storage.cleanup());
+  if (options.storageEnv) {
+    Object.assign(childEnv, options.storageEnv, env);
+  } else {
+    const storage = await createIsolatedStorage();
+    Object.assign(childEnv, storage.env, env);
+    cleanups.push(() => storage.cleanup());
+  }
 
   const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
     cwd: ROOT,
