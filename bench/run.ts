@@ -13,7 +13,9 @@
  * Options: --duration <s> (default 15), --connections <n> (default 64),
  * --embedded (the service on PGlite instead of PostgreSQL), --only <name,...>,
  * --workers <n> (service processes; default from WORKERS or 1), --soak <s> (after the
- * scenarios, keep loading the service over REST for that long, reported per window).
+ * scenarios, keep loading the service over REST for that long, reported per window),
+ * --profile <dir> (write a V8 CPU profile of the service there; summarise it with
+ * `node --import tsx bench/profile-summary.ts <file>`).
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -34,6 +36,7 @@ const { values } = parseArgs({
     only: { type: "string" },
     workers: { type: "string", default: process.env.WORKERS ?? "1" },
     soak: { type: "string", default: "0" },
+    profile: { type: "string" },
   },
 });
 const durationSeconds = Number(values.duration);
@@ -225,7 +228,8 @@ async function main(): Promise<void> {
     env.MASTER_KEY = randomBytes(32).toString("base64");
     env.TOKEN_SIGNING_KEY = randomBytes(32).toString("hex");
   }
-  const service = await startProcess(["dist/src/main.js"], env, (line) => {
+  const profileArgs = values.profile ? ["--cpu-prof", `--cpu-prof-dir=${values.profile}`] : [];
+  const service = await startProcess([...profileArgs, "dist/src/main.js"], env, (line) => {
     if (!line.startsWith("{")) return undefined;
     const parsed = JSON.parse(line) as { msg?: string; port?: number };
     return parsed.msg === "audit event service listening" ? parsed.port : undefined;

@@ -11,7 +11,7 @@
  * 15 bytes of SHA-256(column NUL value). One cipher call covers all values of an
  * event, where an HMAC per value cost several times as much.
  */
-import { createCipheriv, hash } from "node:crypto";
+import { type Cipher, createCipheriv, hash } from "node:crypto";
 
 const INDEX_BYTES = 16;
 /** Word prefixes from this length are searchable. */
@@ -51,23 +51,59 @@ export function blindIndexesOf(
 ): Buffer[] {
   if (entries.length === 0) return [];
   const blocks = Buffer.alloc(entries.length * INDEX_BYTES);
-  entries.forEach(([column, value], i) => {
+  for (let i = 0; i < entries.length; i++) {
+    const [column, value] = entries[i] as readonly [string, string];
     const code = COLUMN_CODES[column];
     if (code === undefined) throw new Error(`no blind index column ${column}`);
-    const at = i * INDEX_BYTES;
-    const length = Buffer.byteLength(value, "utf8");
-    if (length <= DIRECT_BYTES) {
-      blocks[at] = length;
-      blocks[at + 1] = code;
-      blocks.write(value, at + 2, "utf8");
-    } else {
-      blocks[at] = HASHED;
-      hash("sha256", `${column}\0${value}`, "buffer").copy(blocks, at + 1, 0, INDEX_BYTES - 1);
+    encodeBlock(blocks, i * INDEX_BYTES, code, column, value);
+  }
+  const indexes = ecbCipherOf(indexKey).update(blocks);
+  const result = new Array<Buffer>(entries.length);
+  for (let i = 0; i < entries.length; i++) {
+    result[i] = indexes.subarray(i * INDEX_BYTES, (i + 1) * INDEX_BYTES);
+  }
+  return result;
+}
+
+/** Writes the 16-byte encoding of (column, value) at `at` of zero-filled `blocks`. */
+function encodeBlock(blocks: Buffer, at: number, code: number, column: string, value: string) {
+  // Most values are short ASCII: copied byte by byte, with no call into the encoder.
+  if (value.length <= DIRECT_BYTES) {
+    let i = 0;
+    for (; i < value.length; i++) {
+      const char = value.charCodeAt(i);
+      if (char > 0x7f) break;
+      blocks[at + 2 + i] = char;
     }
-  });
-  const cipher = createCipheriv("aes-256-ecb", indexKey, null).setAutoPadding(false);
-  const indexes = Buffer.concat([cipher.update(blocks), cipher.final()]);
-  return entries.map((_, i) => indexes.subarray(i * INDEX_BYTES, (i + 1) * INDEX_BYTES));
+    if (i === value.length) {
+      blocks[at] = value.length;
+      blocks[at + 1] = code;
+      return;
+    }
+  }
+  // Bytes the loop above may have written are overwritten: UTF-8 is longer than them.
+  const length = Buffer.byteLength(value, "utf8");
+  if (length <= DIRECT_BYTES) {
+    blocks[at] = length;
+    blocks[at + 1] = code;
+    blocks.write(value, at + 2, "utf8");
+  } else {
+    blocks[at] = HASHED;
+    hash("sha256", `${column}\0${value}`, "buffer").copy(blocks, at + 1, 0, INDEX_BYTES - 1);
+  }
+}
+
+// ECB keeps no state between blocks, so one cipher per key serves every call: `update`
+// of whole blocks returns them all at once, and creating a cipher costs more than using it.
+const ecbCiphers = new WeakMap<Buffer, Cipher>();
+
+function ecbCipherOf(indexKey: Buffer): Cipher {
+  let cipher = ecbCiphers.get(indexKey);
+  if (!cipher) {
+    cipher = createCipheriv("aes-256-ecb", indexKey, null).setAutoPadding(false);
+    ecbCiphers.set(indexKey, cipher);
+  }
+  return cipher;
 }
 
 /** The blind index of `value` in the named `column`. */
@@ -77,13 +113,21 @@ export function blindIndex(indexKey: Buffer, column: string, value: string): Buf
   return index;
 }
 
+function isAscii(text: string): boolean {
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 0x7f) return false;
+  return true;
+}
+
 /** Lower-cased words of a text: runs of letters and digits. */
 export function words(text: string): string[] {
-  return text
-    .normalize("NFKC")
-    .toLowerCase()
-    .split(/[^\p{L}\p{N}]+/u)
-    .filter((word) => word.length > 0);
+  // For ASCII, NFKC changes nothing and letters and digits are [a-z0-9] once lower-cased.
+  const parts = isAscii(text)
+    ? text.toLowerCase().split(/[^a-z0-9]+/)
+    : text
+        .normalize("NFKC")
+        .toLowerCase()
+        .split(/[^\p{L}\p{N}]+/u);
+  return parts.filter((word) => word.length > 0);
 }
 
 /**
@@ -93,13 +137,19 @@ export function words(text: string): string[] {
  */
 export function searchTokens(texts: readonly string[]): string[] {
   const tokens = new Set<string>();
+  const seenWords = new Set<string>();
   for (const text of texts) {
     for (const word of words(text)) {
-      const chars = Array.from(word);
+      if (seenWords.has(word)) continue;
+      seenWords.add(word);
+      // Characters, not UTF-16 units: a prefix never splits a character.
+      const chars = isAscii(word) ? word : Array.from(word);
       if (chars.length < MIN_PREFIX || chars.length > MAX_PREFIX) tokens.add(`w:${word}`);
       const longest = Math.min(chars.length, MAX_PREFIX);
       for (let length = MIN_PREFIX; length <= longest; length++) {
-        tokens.add(`p:${chars.slice(0, length).join("")}`);
+        tokens.add(
+          `p:${typeof chars === "string" ? chars.slice(0, length) : chars.slice(0, length).join("")}`,
+        );
       }
     }
   }
