@@ -111,7 +111,24 @@ describe.runIf(redisUrl)("redis rate limiter", () => {
     expect(await takeMany(limiter, "roll", 10)).toBe(3);
   });
 
-  it("keeps one independent counter per key, each in its own hash slot", async () => {
+  it("decides every key asked in one turn, admitting the first max of each in the order asked", async () => {
+    const limiter = limiterFor(2, 60_000);
+    const asked = Array.from({ length: 15 }, (_, i) => `turn-${i % 3}`);
+    const decisions = await Promise.all(asked.map((key) => limiter.take(key)));
+    const admittedOf = (key: string) =>
+      decisions.map((decision, i) => (asked[i] === key ? decision.allowed : undefined));
+    for (const key of ["turn-0", "turn-1", "turn-2"]) {
+      const mine = admittedOf(key).filter((allowed) => allowed !== undefined);
+      expect(mine).toEqual([true, true, false, false, false]);
+    }
+    for (const decision of decisions) {
+      if (!decision.allowed) expect(decision.retryAfterMs).toBeGreaterThan(59_000);
+    }
+    // The next turn sees the counts of the last.
+    expect(await takeMany(limiter, "turn-1", 3)).toBe(0);
+  });
+
+  it("keeps one independent counter per key", async () => {
     const limiter = limiterFor(2, 60_000);
     expect(await takeMany(limiter, "one", 5)).toBe(2);
     expect(await takeMany(limiter, "two", 5)).toBe(2);
