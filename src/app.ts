@@ -98,11 +98,16 @@ export async function createApp(
     tokens: frontendTokens,
   });
   const limits = createLimits(config, logger, metrics);
-  // PGlite is one connection: one write transaction at a time.
-  const events = createEventStore(db, {
-    quota: limits.quota,
-    concurrency: db.driver === "pglite" ? 1 : 4,
-  });
+  // PGlite is one connection in this thread: one write transaction at a time, as large
+  // as the queue. On PostgreSQL, batches of up to 32 keep a pipeline: while one batch is
+  // written, the next is prepared and the last one answered. One large batch at a time
+  // measured 20-25% fewer events/s (bench/), the process and the database idling in turn.
+  const events = createEventStore(
+    db,
+    db.driver === "pglite"
+      ? { quota: limits.quota, concurrency: 1 }
+      : { quota: limits.quota, concurrency: 4, maxBatch: 32 },
+  );
   const ingest = createIngestService({
     authenticator,
     keyring,

@@ -15,21 +15,42 @@ export async function readBody(req: NodeRequest, limit: number = MAX_BODY_BYTES)
   if (Number.isFinite(declared) && declared > limit) {
     throw new ServiceError("payload_too_large", Messages.payloadTooLarge);
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  try {
-    for await (const chunk of req as AsyncIterable<Buffer>) {
+  return new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
       size += chunk.length;
-      if (size > limit) throw new ServiceError("payload_too_large", Messages.payloadTooLarge);
+      if (size > limit) {
+        finish();
+        reject(new ServiceError("payload_too_large", Messages.payloadTooLarge));
+        return;
+      }
       chunks.push(chunk);
-    }
-  } catch (error) {
-    if (error instanceof ServiceError) throw error;
+    };
+    const onEnd = () => {
+      finish();
+      resolve(chunks.length === 1 && chunks[0] ? chunks[0] : Buffer.concat(chunks, size));
+    };
     // The client went away (or timed out) mid-body: its fault, not an internal failure
     // (node reports it as ECONNRESET, which would otherwise read as a database outage).
-    throw new ServiceError("bad_request", "Request body was not fully received");
-  }
-  return chunks.length === 1 && chunks[0] ? chunks[0] : Buffer.concat(chunks, size);
+    const onAbort = () => {
+      finish();
+      reject(new ServiceError("bad_request", "Request body was not fully received"));
+    };
+    const onClose = () => {
+      if (!req.readableEnded) onAbort();
+    };
+    const finish = () => {
+      req.off("data", onData);
+      req.off("end", onEnd);
+      req.off("error", onAbort);
+      req.off("close", onClose);
+    };
+    req.on("data", onData);
+    req.on("end", onEnd);
+    req.on("error", onAbort);
+    req.on("close", onClose);
+  });
 }
 
 /**
@@ -59,8 +80,9 @@ export function parseJsonBody(contentType: string | undefined, body: Buffer): un
   } catch {
     throw new ServiceError("bad_request", "Request body is not valid JSON");
   }
-  // After parsing, so that malformed JSON keeps its own message.
-  if (nestingDepth(text) > MAX_JSON_DEPTH) {
+  // After parsing, so that malformed JSON keeps its own message. A body with no more
+  // brackets than the limit cannot nest deeper: most bodies skip the scan.
+  if (bracketCount(text) > MAX_JSON_DEPTH && nestingDepth(text) > MAX_JSON_DEPTH) {
     throw new ServiceError(
       "bad_request",
       `Request body is nested more than ${MAX_JSON_DEPTH} levels deep`,
@@ -75,6 +97,15 @@ export function parseJsonBody(contentType: string | undefined, body: Buffer): un
  * HTML encoding, canonical hashing): a 1 MB body of brackets would overflow the stack.
  */
 export const MAX_JSON_DEPTH = 100;
+
+/** How many `{` and `[` the text holds, strings included (a bound on the nesting). */
+function bracketCount(text: string): number {
+  let count = 0;
+  for (const bracket of ["{", "["]) {
+    for (let at = text.indexOf(bracket); at !== -1; at = text.indexOf(bracket, at + 1)) count++;
+  }
+  return count;
+}
 
 /** The deepest nesting of `{` and `[` in JSON text, not counting those inside strings. */
 function nestingDepth(text: string): number {
