@@ -1,0 +1,175 @@
+/**
+ * The event write path alone: the group-commit store (src/store/events.ts) against the
+ * local PostgreSQL, with no HTTP, limits or validation in front. 64 concurrent writers
+ * create events whose blind indexes and search tokens are those of bench/event-body.ts
+ * (payload and context are random bytes of their sealed sizes). Reports events/s and the
+ * CPU PostgreSQL (all its processes) and this process spent per event, which is how
+ * the README's "what bounds throughput" figures were taken.
+ *
+ * Usage: node --import tsx bench/store-write.ts [--events 20000] [--max-batch 32]
+ *          [--without <search|filters>]   (drops those indexes, to see what they cost)
+ */
+import { randomBytes, randomUUID } from "node:crypto";
+import { readdirSync, readFileSync } from "node:fs";
+import { parseArgs } from "node:util";
+import postgres from "postgres";
+import { blindIndexesOf, searchTokens } from "../src/crypto/blind-index.js";
+import { ServiceError } from "../src/errors.js";
+import { createEventStore, type NewEvent } from "../src/store/events.js";
+import { migrate } from "../src/store/migrations.js";
+import { createPostgresDb } from "../src/store/postgres-driver.js";
+import { sampleEvent } from "./event-body.js";
+
+const { values } = parseArgs({
+  options: {
+    events: { type: "string", default: "20000" },
+    "max-batch": { type: "string", default: "32" },
+    without: { type: "string" },
+  },
+});
+const total = Number(values.events);
+const WRITERS = 64;
+const PROJECTS = 40;
+const PG = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+const DATABASE = "audit_bench_store";
+
+const DROPPED: Record<string, string[]> = {
+  search: ["events_search"],
+  filters: [
+    "events_page_by_actor",
+    "events_page_by_entity_id",
+    "events_page_by_entity_type",
+    "events_page_by_action",
+    "events_page_by_tenant",
+  ],
+};
+
+/** CPU seconds used so far by every PostgreSQL process. */
+function postgresCpuSeconds(): number {
+  let ticks = 0;
+  for (const pid of readdirSync("/proc")) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      if (!stat.includes("(postgres)")) continue;
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // The process ended while we read.
+    }
+  }
+  return ticks / 100;
+}
+
+const admin = postgres(PG, { max: 1, onnotice: () => {} });
+await admin.unsafe(`drop database if exists ${DATABASE} with (force)`);
+await admin.unsafe(`create database ${DATABASE}`);
+const url = new URL(PG);
+url.pathname = `/${DATABASE}`;
+const db = createPostgresDb({ url: url.toString() });
+await migrate(db);
+for (const name of values.without ? (DROPPED[values.without] ?? []) : []) {
+  await db.query(`drop index ${name}`);
+}
+
+const projects = Array.from({ length: PROJECTS }, () => randomUUID());
+for (const id of projects) {
+  await db.query(
+    "insert into projects (id, name, plan, wrapped_index_key) values ($1, 'bench', 'pro', $2)",
+    [id, randomBytes(60)],
+  );
+}
+const store = createEventStore(db, {
+  maxBatch: Number(values["max-batch"]),
+  concurrency: 4,
+  quota: {
+    limits: { free: 1_000, start: 100_000, pro: 1_000_000_000 },
+    refuse: () => new ServiceError("quota_exceeded", "over quota"),
+  },
+});
+
+const indexKey = randomBytes(32);
+const payload = randomBytes(900);
+const context = randomBytes(450);
+
+function newEvent(sequence: number): NewEvent {
+  const event = sampleEvent(sequence) as Record<string, string>;
+  const texts = [
+    event.actorId,
+    event.actorDisplay,
+    event.entityType,
+    event.entityId,
+    event.actionKey,
+    event.actionDescription,
+    event.tenantId,
+    event.source,
+  ].filter((text): text is string => text !== undefined);
+  const [actorIdx, entityTypeIdx, entityIdIdx, actionIdx, tenantIdx, ...searchIdx] = blindIndexesOf(
+    indexKey,
+    [
+      ["actorId", event.actorId ?? ""],
+      ["entityType", event.entityType ?? ""],
+      ["entityId", event.entityId ?? ""],
+      ["action", event.actionKey ?? ""],
+      ["tenantId", event.tenantId ?? ""],
+      ...searchTokens(texts).map((token) => ["search", token] as const),
+    ],
+  );
+  if (!actorIdx || !entityTypeIdx || !entityIdIdx || !actionIdx || !tenantIdx) {
+    throw new Error("indexes missing");
+  }
+  const now = new Date();
+  return {
+    projectId: projects[sequence % PROJECTS] ?? "",
+    environment: "live",
+    eventId: randomUUID(),
+    occurredAt: now,
+    receivedAt: now,
+    sealed: {
+      keyVersion: 1,
+      payload,
+      context,
+      actorIdx,
+      entityTypeIdx,
+      entityIdIdx,
+      actionIdx,
+      tenantIdx,
+      legacyActionIdx: undefined,
+      searchIdx,
+    },
+    idempotency: undefined,
+  };
+}
+
+async function write(count: number): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: WRITERS }, async () => {
+      while (next < count) await store.createEvent(newEvent(next++));
+    }),
+  );
+}
+
+await write(2_000); // warm-up
+const started = performance.now();
+const databaseBefore = postgresCpuSeconds();
+const processBefore = process.cpuUsage();
+await write(total);
+const seconds = (performance.now() - started) / 1000;
+const databaseCpu = postgresCpuSeconds() - databaseBefore;
+const processCpu = process.cpuUsage(processBefore);
+const micros = (cpuSeconds: number) => Math.round((cpuSeconds * 1e6) / total);
+process.stdout.write(
+  `${JSON.stringify({
+    without: values.without ?? null,
+    maxBatch: Number(values["max-batch"]),
+    eventsPerSecond: Math.round(total / seconds),
+    postgresCpuMicrosPerEvent: micros(databaseCpu),
+    postgresCores: Number((databaseCpu / seconds).toFixed(2)),
+    // Includes making the test events (indexes, tokens), as the service would.
+    processCpuMicrosPerEvent: micros((processCpu.user + processCpu.system) / 1e6),
+  })}\n`,
+);
+await admin.unsafe(`drop database if exists ${DATABASE} with (force)`);
+await admin.end();
+process.exit(0);
