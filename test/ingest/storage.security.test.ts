@@ -235,4 +235,52 @@ describe("storage of created events", () => {
     expect(rows[0]?.payload).not.toBe(rows[1]?.payload);
     expect(rows[0]?.context).not.toBe(rows[1]?.context);
   });
+
+  it("a typical event row stays whole (no TOAST row); an event over 8 KB is still stored and read back", async () => {
+    const key = await server.provision();
+    const [toast] = await server.app.db.query<{ name: string }>(
+      "select reltoastrelid::regclass::text as name from pg_class where relname = 'events'",
+    );
+    const toastRows = async () =>
+      Number(
+        (
+          await server.app.db.query<{ n: number }>(`select count(*)::int as n from ${toast?.name}`)
+        )[0]?.n,
+      );
+    const before = await toastRows();
+    for (let i = 0; i < 5; i++) {
+      await create(
+        key.secret,
+        validEvent({
+          actionDescription: "Invoice amount and due date changed from the billing dashboard",
+          actorDisplay: "Jane Cooper <jane.cooper@example.com>",
+          context: { ip: "203.0.113.42", userAgent: "x".repeat(300), requestId: `req_${i}` },
+          // About the bench's event: a row of ~2.5 KB with the search tokens.
+          changes: [
+            { op: "set", path: "amount", before: 1250.5, after: 1399.99 },
+            { op: "set", path: "notes", before: "n".repeat(400), after: "m".repeat(400) },
+          ],
+        }),
+      );
+    }
+    expect(await toastRows()).toBe(before);
+
+    const large = validEvent({
+      changes: Array.from({ length: 4 }, (_, i) => ({
+        op: "set",
+        path: `field${i}`,
+        before: "b".repeat(4_000),
+        after: "a".repeat(4_000),
+      })),
+    });
+    const created = await create(key.secret, large);
+    const response = await fetch(`${server.url}/api/events?limit=1`, {
+      headers: bearer(key.secret),
+    });
+    const page = (await response.json()) as {
+      events: { eventId: string; changes: unknown[] }[];
+    };
+    expect(page.events[0]?.eventId).toBe(created.eventId);
+    expect(page.events[0]?.changes).toHaveLength(4);
+  });
 });
