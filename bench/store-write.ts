@@ -141,16 +141,27 @@ function newEvent(sequence: number): NewEvent {
   };
 }
 
+const latencies: number[] = [];
+
 async function write(count: number): Promise<void> {
   let next = 0;
   await Promise.all(
     Array.from({ length: WRITERS }, async () => {
-      while (next < count) await store.createEvent(newEvent(next++));
+      while (next < count) {
+        const event = newEvent(next++);
+        const sent = performance.now();
+        await store.createEvent(event);
+        latencies.push(performance.now() - sent);
+      }
     }),
   );
 }
 
+const percentile = (sorted: number[], share: number) =>
+  Number((sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * share))] ?? 0).toFixed(1));
+
 await write(2_000); // warm-up
+latencies.length = 0;
 const started = performance.now();
 const databaseBefore = postgresCpuSeconds();
 const processBefore = process.cpuUsage();
@@ -164,6 +175,11 @@ process.stdout.write(
     without: values.without ?? null,
     maxBatch: Number(values["max-batch"]),
     eventsPerSecond: Math.round(total / seconds),
+    latencyP50Ms: percentile(
+      latencies.sort((a, b) => a - b),
+      0.5,
+    ),
+    latencyP99Ms: percentile(latencies, 0.99),
     postgresCpuMicrosPerEvent: micros(databaseCpu),
     postgresCores: Number((databaseCpu / seconds).toFixed(2)),
     // Includes making the test events (indexes, tokens), as the service would.

@@ -145,15 +145,22 @@ export const migrations: readonly Migration[] = [
     `,
   },
   {
-    // A typical event row (payload ciphertext, ~60 search tokens, indexes) is ~2.4 KB,
-    // over the 2 KB at which PostgreSQL moves values out of line: every event cost a
-    // second row and index entry in the TOAST table, after a compression attempt that
-    // ciphertext always defeats. Rows up to 8 KB now stay whole (bench/store-write.ts:
-    // ~15% less database CPU per event). Larger events are still moved out of line.
+    // Storage parameters of the write path, measured with bench/store-write.ts:
+    // - A typical event row (payload ciphertext, ~60 search tokens, indexes) is ~2.4 KB,
+    //   over the 2 KB at which PostgreSQL moves values out of line: every event cost a
+    //   second row and index entry in the TOAST table, after a compression attempt that
+    //   ciphertext always defeats. Rows up to 8 KB now stay whole (~15% less database CPU
+    //   per event); larger events are still moved out of line.
+    // - New search tokens wait in the GIN index's pending list until it is merged into
+    //   the index, by the insert that finds it full: with the default 4 MB list, that
+    //   insert (and every batch behind its quota counter) waited for 4 MB of tokens, those
+    //   of thousands of events, to be merged, doubling the write path's p99. Smaller lists merge more often and
+    //   faster: p99 70 → 30 ms at the same throughput.
     version: 5,
-    name: "event rows kept inline up to 8 KB",
+    name: "storage parameters of the write path",
     sql: `
       alter table events set (toast_tuple_target = 8160);
+      alter index events_search set (gin_pending_list_limit = 512);
     `,
   },
 ];

@@ -264,6 +264,11 @@ describe("storage of created events", () => {
       );
     }
     expect(await toastRows()).toBe(before);
+    // New search tokens are merged into the index in small steps (migration 5).
+    const [search] = await server.app.db.query<{ options: string[] }>(
+      "select reloptions as options from pg_class where relname = 'events_search'",
+    );
+    expect(search?.options).toContain("gin_pending_list_limit=512");
 
     const large = validEvent({
       changes: Array.from({ length: 4 }, (_, i) => ({
