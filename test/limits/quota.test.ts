@@ -94,6 +94,34 @@ describe("monthly quota of Create Event", () => {
     expect(await eventCount(key)).toBe(1);
   });
 
+  it("the events refused at the limit leave no context and free their Idempotency-Key", async () => {
+    const key = await server.provision({ plan: Plan.FREE });
+    await setUsage(key, 995);
+    const body = (i: number) => validEvent({ entityId: `e${i}`, context: { i } });
+    const responses = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => send(key, body(i), { "idempotency-key": `k${i}` })),
+    );
+    const created = responses.filter((response) => response.status === 201);
+    expect(created).toHaveLength(5);
+    expect(responses.filter((response) => response.status === 403)).toHaveLength(15);
+    const countOf = async (table: string) => {
+      const [row] = await server.app.db.query<{ n: number }>(
+        `select count(*)::int as n from ${table} where project_id = $1`,
+        [key.projectId],
+      );
+      return row?.n;
+    };
+    expect(await eventCount(key)).toBe(5);
+    expect(await countOf("event_contexts")).toBe(5);
+    expect(await countOf("idempotency_keys")).toBe(5);
+    // A refused key is free again: once the plan allows more, its retry creates the event.
+    const refused = responses.findIndex((response) => response.status === 403);
+    await server.admin.setProjectPlan({ projectId: key.projectId, plan: Plan.PRO });
+    const retry = await send(key, body(refused), { "idempotency-key": `k${refused}` });
+    expect(retry.status).toBe(201);
+    expect(await eventCount(key)).toBe(6);
+  });
+
   it("test and live keys are counted apart", async () => {
     const testKey = await server.provision({ plan: Plan.FREE });
     const live = await server.admin.createApiKey({
