@@ -13,7 +13,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import postgres from "postgres";
-import { blindIndexesOf, searchTokens } from "../src/crypto/blind-index.js";
+import { blindIndexBlock, blindIndexesOf, searchTokens } from "../src/crypto/blind-index.js";
 import { ServiceError } from "../src/errors.js";
 import { createEventStore, type NewEvent } from "../src/store/events.js";
 import { migrate } from "../src/store/migrations.js";
@@ -104,17 +104,14 @@ function newEvent(sequence: number): NewEvent {
     event.tenantId,
     event.source,
   ].filter((text): text is string => text !== undefined);
-  const [actorIdx, entityTypeIdx, entityIdIdx, actionIdx, tenantIdx, ...searchIdx] = blindIndexesOf(
-    indexKey,
-    [
-      ["actorId", event.actorId ?? ""],
-      ["entityType", event.entityType ?? ""],
-      ["entityId", event.entityId ?? ""],
-      ["action", event.actionKey ?? ""],
-      ["tenantId", event.tenantId ?? ""],
-      ...searchTokens(texts).map((token) => ["search", token] as const),
-    ],
-  );
+  const [actorIdx, entityTypeIdx, entityIdIdx, actionIdx, tenantIdx] = blindIndexesOf(indexKey, [
+    ["actorId", event.actorId ?? ""],
+    ["entityType", event.entityType ?? ""],
+    ["entityId", event.entityId ?? ""],
+    ["action", event.actionKey ?? ""],
+    ["tenantId", event.tenantId ?? ""],
+  ]);
+  const searchIdx = blindIndexBlock(indexKey, "search", searchTokens(texts));
   if (!actorIdx || !entityTypeIdx || !entityIdIdx || !actionIdx || !tenantIdx) {
     throw new Error("indexes missing");
   }

@@ -2,7 +2,7 @@
  * API keys: `pk_<env>_<random>`. Only the SHA-256 hash of a key is stored; a lookup is
  * by hash through a unique index, so no secret is ever compared byte by byte in code.
  */
-import { createHash, randomBytes } from "node:crypto";
+import { hash, randomBytes } from "node:crypto";
 import type { EnvironmentName } from "../store/projects.js";
 
 /** The spec's key format: `pk_`, the environment, `_`, a random string. */
@@ -35,7 +35,7 @@ export function generateApiKey(environment: EnvironmentName): NewApiKey {
 
 /** The stored form of a key. */
 export function hashApiKey(secret: string): Buffer {
-  return createHash("sha256").update(secret, "utf8").digest();
+  return hash("sha256", secret, "buffer");
 }
 
 /** The environment a well-formed key names, or undefined when the format is wrong. */

@@ -7,7 +7,7 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { ChangeInput } from "../ingest/event-input.js";
 import { open, seal } from "./aead.js";
-import { blindIndex, blindIndexesOf, searchTokens } from "./blind-index.js";
+import { blindIndex, blindIndexBlock, blindIndexesOf, searchTokens } from "./blind-index.js";
 import type { ProjectKeys } from "./keyring.js";
 
 /** The fields of an event kept in its encrypted payload (strings already encoded). */
@@ -57,7 +57,8 @@ export interface SealedEvent {
   actionIdx: Buffer;
   tenantIdx: Buffer | undefined;
   legacyActionIdx: Buffer | undefined;
-  searchIdx: Buffer[];
+  /** The search tokens' indexes, 16 bytes each, one after the other. */
+  searchIdx: Buffer;
 }
 
 const aad = (at: EventAddress, column: string) =>
@@ -86,7 +87,6 @@ export async function sealEvent(
 ): Promise<SealedEvent> {
   const dataKey = await keys.dataKey(keys.currentVersion);
   const texts = indexed.searchable.map((text) => text.slice(0, SEARCH_TEXT_LIMIT));
-  // Every index of the event in one cipher call: the filters, then the search tokens.
   const filters: [string, string][] = [
     ["actorId", indexed.actorId],
     ["entityType", indexed.entityType],
@@ -95,11 +95,10 @@ export async function sealEvent(
   ];
   if (indexed.tenantId !== undefined) filters.push(["tenantId", indexed.tenantId]);
   if (indexed.legacyAction !== undefined) filters.push(["action", indexed.legacyAction]);
-  const tokens = searchTokens(texts);
-  const [actorIdx, entityTypeIdx, entityIdIdx, actionIdx, ...rest] = blindIndexesOf(keys.indexKey, [
-    ...filters,
-    ...tokens.map((token) => ["search", token] as const),
-  ]);
+  const [actorIdx, entityTypeIdx, entityIdIdx, actionIdx, ...rest] = blindIndexesOf(
+    keys.indexKey,
+    filters,
+  );
   if (!actorIdx || !entityTypeIdx || !entityIdIdx || !actionIdx) {
     throw new Error("blind indexes missing");
   }
@@ -118,7 +117,7 @@ export async function sealEvent(
     actionIdx,
     tenantIdx,
     legacyActionIdx,
-    searchIdx: rest,
+    searchIdx: blindIndexBlock(keys.indexKey, "search", searchTokens(texts)),
   };
 }
 

@@ -2,7 +2,7 @@
  * Canonical JSON for idempotency: object keys sorted, no white space, so that two
  * bodies that differ only in key order or formatting hash the same.
  */
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 
 /** The canonical serialization of a parsed JSON value. */
 export function canonicalJson(value: unknown): string {
@@ -17,5 +17,5 @@ export function canonicalJson(value: unknown): string {
 
 /** SHA-256 of the canonical serialization. */
 export function canonicalHash(value: unknown): Buffer {
-  return createHash("sha256").update(canonicalJson(value), "utf8").digest();
+  return hash("sha256", canonicalJson(value), "buffer");
 }

@@ -4,7 +4,7 @@
  * acknowledged only after its transaction commits. The transports do what precedes
  * (HTTPS check, 413) and render the result.
  */
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import type { Authenticator, KeyPrincipal } from "../auth/authenticator.js";
 import type { Credential } from "../auth/credentials.js";
 import type { EventPayload } from "../crypto/event-cipher.js";
@@ -105,7 +105,7 @@ export function createIngestService(deps: IngestDeps): IngestService {
           idempotencyKey === undefined
             ? undefined
             : {
-                keyHash: createHash("sha256").update(idempotencyKey, "utf8").digest(),
+                keyHash: hash("sha256", idempotencyKey, "buffer"),
                 bodyHash: canonicalHash(body),
                 expiresAt: new Date(receivedAt.getTime() + ttlMs),
               },

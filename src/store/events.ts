@@ -395,7 +395,7 @@ async function writeEvents(
     events.map((e) => e.sealed.entityIdIdx),
     events.map((e) => e.sealed.actionIdx),
     events.map((e) => e.sealed.tenantIdx ?? null),
-    events.map((e) => Buffer.concat(e.sealed.searchIdx)),
+    events.map((e) => e.sealed.searchIdx),
     events.map((e) => e.sealed.context ?? null),
     months,
     rankOf,

@@ -2,6 +2,7 @@ import { createCipheriv, createHash, randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import {
   blindIndex,
+  blindIndexBlock,
   blindIndexes,
   blindIndexesOf,
   queryToken,
@@ -135,6 +136,16 @@ describe("stored encodings", () => {
     for (let round = 0; round < 2; round++) {
       expect(blindIndexesOf(key, entries)).toEqual(referenceIndexes(key, entries));
     }
+    // The search tokens of an event are stored as one block of indexes.
+    const tokens = entries.map(([, value]) => value);
+    expect(blindIndexBlock(key, "search", tokens)).toEqual(
+      Buffer.concat(
+        referenceIndexes(
+          key,
+          tokens.map((value) => ["search", value]),
+        ),
+      ),
+    );
   });
 
   it("search tokens equal the reference tokens", () => {
