@@ -15,7 +15,9 @@
  * --workers <n> (service processes; default from WORKERS or 1), --soak <s> (after the
  * scenarios, keep loading the service over REST for that long, reported per window),
  * --profile <dir> (write a V8 CPU profile of the service there; summarise it with
- * `node --import tsx bench/profile-summary.ts <file>`).
+ * `node --import tsx bench/profile-summary.ts <file>`), --rounds <n> (at the end, n more
+ * rounds of plain REST then service REST, back to back, and the median of their ratios:
+ * on a machine whose speed drifts, the fairest comparison).
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -37,6 +39,7 @@ const { values } = parseArgs({
     workers: { type: "string", default: process.env.WORKERS ?? "1" },
     soak: { type: "string", default: "0" },
     profile: { type: "string" },
+    rounds: { type: "string", default: "0" },
   },
 });
 const durationSeconds = Number(values.duration);
@@ -133,7 +136,9 @@ async function peakRssMb(pid: number): Promise<number> {
 
 /** Runs a load generator against servers with the given pids and records a row. */
 async function measure(name: string, pids: number[], loader: string, job: unknown): Promise<void> {
-  if (only && !only.includes(name) && !name.startsWith("soak")) return;
+  if (only && !only.includes(name) && !name.startsWith("soak") && !name.startsWith("round")) {
+    return;
+  }
   process.stderr.write(`  ${name}: ${durationSeconds} s ...\n`);
   const before = await Promise.all(pids.map(cpuSeconds));
   const started = performance.now();
@@ -199,14 +204,14 @@ async function main(): Promise<void> {
     await plainSql`insert into plain_keys values (${createHash("sha256").update(key).digest("hex")}, ${randomUUID()})`;
   }
   await plainSql.end();
-  await measure("plain REST", [plain.child.pid ?? 0], "bench/load-http.ts", {
+  const plainJob = {
     url: `http://127.0.0.1:${plain.port}`,
     keys: plainKeys,
     connections,
     durationSeconds,
     idempotency: false,
-  });
-  await stop(plain.child);
+  };
+  await measure("plain REST", [plain.child.pid ?? 0], "bench/load-http.ts", plainJob);
 
   // The service.
   const dataDir = await mkdtemp(join(tmpdir(), "audit-bench-"));
@@ -302,10 +307,46 @@ async function main(): Promise<void> {
       idempotency: false,
     });
   }
+  // Interleaved rounds: plain, then the service, each round close in time.
+  for (let round = 1; round <= Number(values.rounds); round++) {
+    await measure(
+      `round ${round} plain REST`,
+      [plain.child.pid ?? 0],
+      "bench/load-http.ts",
+      plainJob,
+    );
+    await measure(`round ${round} service REST`, servicePids, "bench/load-http.ts", {
+      url: serviceUrl,
+      keys,
+      connections,
+      durationSeconds,
+      idempotency: false,
+    });
+  }
   await stop(service.child);
+  await stop(plain.child);
   await rm(dataDir, { recursive: true, force: true });
 
   report();
+}
+
+/** Service/plain ratios of the interleaved rounds, and their median. */
+function roundRatios(): { ratios: number[]; median: number } | undefined {
+  const ratios: number[] = [];
+  for (let round = 1; ; round++) {
+    const plain = rows.find((row) => row.name === `round ${round} plain REST`);
+    const service = rows.find((row) => row.name === `round ${round} service REST`);
+    if (!plain || !service) break;
+    ratios.push(Number((service.requestsPerSecond / plain.requestsPerSecond).toFixed(2)));
+  }
+  if (ratios.length === 0) return undefined;
+  const sorted = [...ratios].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  const median =
+    sorted.length % 2 === 1
+      ? (sorted[middle] ?? 0)
+      : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
+  return { ratios, median: Number(median.toFixed(2)) };
 }
 
 /** The pid and its child processes (cluster workers). */
@@ -356,6 +397,12 @@ function report(): void {
     "vs plain": plain ? (row.requestsPerSecond / plain).toFixed(2) : "",
   }));
   console.table(table);
+  const rounds = roundRatios();
+  if (rounds) {
+    console.log(
+      `service REST / plain REST, interleaved rounds: ${rounds.ratios.join(", ")} (median ${rounds.median})`,
+    );
+  }
   const output = {
     date: new Date().toISOString(),
     machine: {
@@ -371,6 +418,7 @@ function report(): void {
       rateLimitMax: 1_000_000_000,
     },
     rows,
+    rounds,
   };
   void mkdir(join(root, "bench/results"), { recursive: true }).then(() =>
     writeFile(join(root, "bench/results/latest.json"), `${JSON.stringify(output, null, 2)}\n`),
