@@ -8,8 +8,9 @@
  * inputs give equal indexes, different inputs different ones, and nothing can be
  * computed without the key. Short values (most search tokens) are encoded directly as
  * [length, column code, UTF-8 bytes, zero padding]; longer ones as a marker byte and
- * 15 bytes of SHA-256(column NUL value). One cipher call covers all values of an
- * event, where an HMAC per value cost several times as much.
+ * 15 bytes of SHA-256(column NUL value). A few cipher calls cover all values of an
+ * event (its filters, then its search tokens), where an HMAC per value cost several
+ * times as much.
  */
 import { type Cipher, createCipheriv, hash } from "node:crypto";
 
@@ -50,7 +51,11 @@ export function blindIndexes(
  * The blind indexes of `values` in the named `column`, as one buffer of 16-byte
  * indexes in order (how an event's search tokens are stored).
  */
-export function blindIndexBlock(indexKey: Buffer, column: string, values: readonly string[]) {
+export function blindIndexBlock(
+  indexKey: Buffer,
+  column: string,
+  values: readonly string[],
+): Buffer {
   const code = COLUMN_CODES[column];
   if (code === undefined) throw new Error(`no blind index column ${column}`);
   const blocks = Buffer.alloc(values.length * INDEX_BYTES);
