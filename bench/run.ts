@@ -25,10 +25,9 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { cpus, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { createClient } from "@connectrpc/connect";
-import { createConnectTransport } from "@connectrpc/connect-node";
 import postgres from "postgres";
-import { AdminService, Environment, Plan } from "../gen/audit/v1/admin_pb.js";
+import { Environment, Plan } from "../gen/audit/v1/admin_pb.js";
+import { createAdminClient } from "../src/admin/admin-client.js";
 
 const { values } = parseArgs({
   options: {
@@ -240,19 +239,7 @@ async function main(): Promise<void> {
     return parsed.msg === "audit event service listening" ? parsed.port : undefined;
   });
   const servicePids = await processTree(service.child.pid ?? 0);
-  const admin = createClient(
-    AdminService,
-    createConnectTransport({
-      baseUrl: `http://127.0.0.1:${service.port}`,
-      httpVersion: "1.1",
-      interceptors: [
-        (next) => (request) => {
-          request.header.set("authorization", `Bearer ${adminToken}`);
-          return next(request);
-        },
-      ],
-    }),
-  );
+  const admin = createAdminClient(`http://127.0.0.1:${service.port}`, adminToken);
   // Enough pro projects that no monthly quota is reached during the run.
   const keys: string[] = [];
   for (let i = 0; i < 40; i++) {

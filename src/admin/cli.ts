@@ -8,10 +8,8 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { toJson } from "@bufbuild/protobuf";
-import { Code, ConnectError, createClient } from "@connectrpc/connect";
-import { createConnectTransport } from "@connectrpc/connect-node";
+import { Code, ConnectError } from "@connectrpc/connect";
 import {
-  AdminService,
   type ApiKey,
   ApiKeySchema,
   ApiKeyStatus,
@@ -20,6 +18,7 @@ import {
   type Project,
   ProjectSchema,
 } from "../../gen/audit/v1/admin_pb.js";
+import { createAdminClient } from "./admin-client.js";
 
 const USAGE = `Usage: audit-admin <command> [options]
 
@@ -72,19 +71,7 @@ async function main(argv: string[]): Promise<void> {
   const url = values.url ?? process.env.AUDIT_URL ?? "http://127.0.0.1:3000";
   const token =
     values["admin-token"] ?? process.env.ADMIN_TOKEN ?? (await tokenFromDataDir(values));
-  const client = createClient(
-    AdminService,
-    createConnectTransport({
-      baseUrl: url,
-      httpVersion: "1.1",
-      interceptors: [
-        (next) => (request) => {
-          if (token) request.header.set("authorization", `Bearer ${token}`);
-          return next(request);
-        },
-      ],
-    }),
-  );
+  const client = createAdminClient(url, token || undefined);
   const print = (text: string, json: unknown) =>
     process.stdout.write(`${values.json ? JSON.stringify(json, null, 2) : text}\n`);
 

@@ -5,10 +5,10 @@
  */
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
-import { Code, ConnectError, createClient } from "@connectrpc/connect";
-import { createConnectTransport } from "@connectrpc/connect-node";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AdminService, ApiKeyStatus, Environment, Plan } from "../../gen/audit/v1/admin_pb.js";
+import { ApiKeyStatus, Environment, Plan } from "../../gen/audit/v1/admin_pb.js";
+import { createAdminClient } from "../../src/admin/admin-client.js";
 import { postEvent, startTestServer, type TestServer, validEvent } from "../support/test-server.js";
 
 const run = promisify(execFile);
@@ -29,20 +29,7 @@ describe("AdminService", () => {
     await server?.close();
   });
 
-  const clientWith = (token: string | undefined) =>
-    createClient(
-      AdminService,
-      createConnectTransport({
-        baseUrl: server.url,
-        httpVersion: "1.1",
-        interceptors: [
-          (next) => (request) => {
-            if (token !== undefined) request.header.set("authorization", `Bearer ${token}`);
-            return next(request);
-          },
-        ],
-      }),
-    );
+  const clientWith = (token: string | undefined) => createAdminClient(server.url, token);
 
   it("refuses calls without the admin token or with a wrong one", async () => {
     const missing = await failure(clientWith(undefined).listProjects({}));

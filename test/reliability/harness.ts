@@ -12,11 +12,10 @@
 import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
-import { createClient } from "@connectrpc/connect";
-import { createConnectTransport } from "@connectrpc/connect-node";
 import { PGlite } from "@electric-sql/pglite";
 import postgres from "postgres";
-import { AdminService, Environment, Plan } from "../../gen/audit/v1/admin_pb.js";
+import { Environment, Plan } from "../../gen/audit/v1/admin_pb.js";
+import { createAdminClient } from "../../src/admin/admin-client.js";
 import { createIsolatedStorage } from "../support/isolated-storage.js";
 import { spawnService } from "../support/service-process.js";
 
@@ -145,20 +144,13 @@ export async function provision(
   url: string,
   adminToken: string,
 ): Promise<{ projectId: string; secret: string }> {
-  const admin = createClient(
-    AdminService,
-    createConnectTransport({ baseUrl: url, httpVersion: "1.1" }),
-  );
-  const headers = { authorization: `Bearer ${adminToken}` };
-  const { project } = await admin.createProject(
-    { name: "reliability", plan: Plan.PRO },
-    { headers },
-  );
+  const admin = createAdminClient(url, adminToken);
+  const { project } = await admin.createProject({ name: "reliability", plan: Plan.PRO });
   if (!project) throw new Error("CreateProject returned no project");
-  const created = await admin.createApiKey(
-    { projectId: project.id, environment: Environment.TEST },
-    { headers },
-  );
+  const created = await admin.createApiKey({
+    projectId: project.id,
+    environment: Environment.TEST,
+  });
   return { projectId: project.id, secret: created.secret };
 }
 

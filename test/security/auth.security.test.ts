@@ -8,11 +8,10 @@
  * nothing more than any other guess: same status, same message.
  */
 import { randomBytes } from "node:crypto";
-import { createClient } from "@connectrpc/connect";
-import { createConnectTransport } from "@connectrpc/connect-node";
 import { base64url, decodeJwt, type JWTPayload, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AdminService, Environment, Plan } from "../../gen/audit/v1/admin_pb.js";
+import { Environment, Plan } from "../../gen/audit/v1/admin_pb.js";
+import { createAdminClient } from "../../src/admin/admin-client.js";
 import { bearer, issueToken, listAll, listEvents, tokenFor } from "../events/events-client.js";
 import { spawnService } from "../support/service-process.js";
 import {
@@ -302,19 +301,7 @@ describe("secrets never reach the logs (the real process at LOG_LEVEL=debug)", (
     });
     try {
       const url = `http://127.0.0.1:${service.port}`;
-      const admin = createClient(
-        AdminService,
-        createConnectTransport({
-          baseUrl: url,
-          httpVersion: "1.1",
-          interceptors: [
-            (next) => (request) => {
-              request.header.set("authorization", `Bearer ${service.adminToken}`);
-              return next(request);
-            },
-          ],
-        }),
-      );
+      const admin = createAdminClient(url, service.adminToken);
       const { project } = await admin.createProject({ name: "logs", plan: Plan.PRO });
       const projectId = project?.id ?? "";
       const created = await admin.createApiKey({ projectId, environment: Environment.TEST });

@@ -5,9 +5,9 @@
  * DATA_DIR. With REDIS_URL set, a unique key prefix (deleted on close).
  */
 import { randomBytes } from "node:crypto";
-import { type Client, createClient } from "@connectrpc/connect";
-import { createConnectTransport } from "@connectrpc/connect-node";
-import { AdminService, Environment, Plan } from "../../gen/audit/v1/admin_pb.js";
+import type { Client } from "@connectrpc/connect";
+import { type AdminService, Environment, Plan } from "../../gen/audit/v1/admin_pb.js";
+import { createAdminClient } from "../../src/admin/admin-client.js";
 import { type App, createApp } from "../../src/app.js";
 import { loadConfig } from "../../src/config.js";
 import { createLogger } from "../../src/logger.js";
@@ -95,19 +95,7 @@ async function launch(env: TestEnv, cleanups: (() => Promise<void>)[]): Promise<
     throw error;
   }
   const url = `http://127.0.0.1:${server.port}`;
-  const admin = createClient(
-    AdminService,
-    createConnectTransport({
-      baseUrl: url,
-      httpVersion: "1.1",
-      interceptors: [
-        (next) => (request) => {
-          request.header.set("authorization", `Bearer ${config.ADMIN_TOKEN ?? adminToken}`);
-          return next(request);
-        },
-      ],
-    }),
-  );
+  const admin = createAdminClient(url, config.ADMIN_TOKEN ?? adminToken);
 
   return {
     url,

@@ -10,10 +10,9 @@
 import type { ClientRequest } from "node:http";
 import * as http from "node:http";
 import * as net from "node:net";
-import { createClient } from "@connectrpc/connect";
-import { createConnectTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AdminService, Environment, Plan } from "../../gen/audit/v1/admin_pb.js";
+import { Environment, Plan } from "../../gen/audit/v1/admin_pb.js";
+import { createAdminClient } from "../../src/admin/admin-client.js";
 import { h2Connect } from "../support/raw-http.js";
 import { type ServiceProcess, spawnService } from "../support/service-process.js";
 import { validEvent } from "../support/test-server.js";
@@ -155,19 +154,12 @@ describe("graceful shutdown of the service process on SIGTERM", () => {
   beforeAll(async () => {
     // Debug level: every request is logged, so the log check below sees request lines.
     service = await spawnService({ LOG_LEVEL: "debug" });
-    const admin = createClient(
-      AdminService,
-      createConnectTransport({ baseUrl: `http://127.0.0.1:${service.port}`, httpVersion: "1.1" }),
-    );
-    const headers = { authorization: `Bearer ${service.adminToken}` };
-    const { project } = await admin.createProject(
-      { name: "shutdown", plan: Plan.PRO },
-      { headers },
-    );
-    const created = await admin.createApiKey(
-      { projectId: project?.id ?? "", environment: Environment.TEST },
-      { headers },
-    );
+    const admin = createAdminClient(`http://127.0.0.1:${service.port}`, service.adminToken);
+    const { project } = await admin.createProject({ name: "shutdown", plan: Plan.PRO });
+    const created = await admin.createApiKey({
+      projectId: project?.id ?? "",
+      environment: Environment.TEST,
+    });
     secret = created.secret;
 
     const before = await connectOutcome(service.port);

@@ -7,15 +7,12 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Client, Code, ConnectError, createClient } from "@connectrpc/connect";
-import {
-  createConnectTransport,
-  createGrpcTransport,
-  Http2SessionManager,
-} from "@connectrpc/connect-node";
+import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import * as grpc from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AdminService, Environment, Plan } from "../../gen/audit/v1/admin_pb.js";
+import { type AdminService, Environment, Plan } from "../../gen/audit/v1/admin_pb.js";
 import { IngestService } from "../../gen/audit/v1/ingest_pb.js";
+import { createAdminClient } from "../../src/admin/admin-client.js";
 import { createIngestClient, type IngestClient } from "../support/grpc-ingest-client.js";
 import { h1Request, h2Close, h2Connect, h2Request } from "../support/raw-http.js";
 import { startTestServer, type TestServer, validEvent } from "../support/test-server.js";
@@ -51,20 +48,7 @@ describe("TLS with ALPN on the service port", () => {
     cert = await readFile(certFile);
     server = await startTestServer({ TLS_CERT_FILE: certFile, TLS_KEY_FILE: keyFile });
     origin = `https://127.0.0.1:${server.port}`;
-    admin = createClient(
-      AdminService,
-      createConnectTransport({
-        baseUrl: origin,
-        httpVersion: "1.1",
-        nodeOptions: { ca: cert },
-        interceptors: [
-          (next) => (request) => {
-            request.header.set("authorization", `Bearer ${server.adminToken}`);
-            return next(request);
-          },
-        ],
-      }),
-    );
+    admin = createAdminClient(origin, server.adminToken, { tls: { ca: cert } });
     grpcClient = createIngestClient(`127.0.0.1:${server.port}`, grpc.credentials.createSsl(cert), {
       "grpc.ssl_target_name_override": "localhost",
     });
