@@ -178,8 +178,14 @@ function compileMessageField(schema: DescMessage, rules: FieldRules | undefined)
  */
 const RESERVED_KEY = "__proto__";
 
-/** The deepest nesting accepted inside a JSON field (REST refuses deeper bodies earlier). */
-const MAX_NESTING = 100;
+/**
+ * The deepest nesting of objects and arrays accepted, in a JSON field on every protocol
+ * and in a whole REST body (checked as text before parsing goes further). JSON.parse
+ * copes with any depth, but everything after it recurses (JSON.stringify for the size
+ * limits, HTML encoding, canonical hashing): a 1 MB body of brackets would overflow
+ * the stack.
+ */
+export const MAX_NESTING = 100;
 
 function reservedKeyCheck(value: unknown, path: Path, issues: FieldIssue[]): void {
   // Every protocol comes through here; REST bodies were already depth-checked as text.

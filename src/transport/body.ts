@@ -4,6 +4,7 @@
  * it is refused as soon as it does, never buffering more than the limit.
  */
 import { Messages, ServiceError } from "../errors.js";
+import { MAX_NESTING } from "../ingest/validation.js";
 import type { NodeRequest } from "./rest.js";
 
 /** The spec's request size limit: 1 MB. */
@@ -82,21 +83,14 @@ export function parseJsonBody(contentType: string | undefined, body: Buffer): un
   }
   // After parsing, so that malformed JSON keeps its own message. A body with no more
   // brackets than the limit cannot nest deeper: most bodies skip the scan.
-  if (bracketCount(text) > MAX_JSON_DEPTH && nestingDepth(text) > MAX_JSON_DEPTH) {
+  if (bracketCount(text) > MAX_NESTING && nestingDepth(text) > MAX_NESTING) {
     throw new ServiceError(
       "bad_request",
-      `Request body is nested more than ${MAX_JSON_DEPTH} levels deep`,
+      `Request body is nested more than ${MAX_NESTING} levels deep`,
     );
   }
   return parsed;
 }
-
-/**
- * The deepest nesting of objects and arrays a body may have. JSON.parse itself copes
- * with any depth, but everything after it recurses (JSON.stringify for the size limits,
- * HTML encoding, canonical hashing): a 1 MB body of brackets would overflow the stack.
- */
-export const MAX_JSON_DEPTH = 100;
 
 /** How many `{` and `[` the text holds, strings included (a bound on the nesting). */
 function bracketCount(text: string): number {

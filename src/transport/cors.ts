@@ -8,7 +8,7 @@
  * `Access-Control-Allow-Credentials` is never sent. With CORS_ORIGINS set, only those
  * origins are echoed back (with `Vary: Origin`).
  */
-import type { NodeRequest, NodeResponse } from "./rest.js";
+import { headerValue, type NodeRequest, type NodeResponse } from "./rest.js";
 
 /** The request headers a browser may send on a cross-origin call. */
 export const CORS_ALLOWED_HEADERS = "authorization, content-type, x-request-id";
@@ -48,7 +48,7 @@ export function createCors(options: CorsOptions): Cors {
     handle(req, res, method, path) {
       const methods = options.routes[path];
       if (!methods) return false;
-      const origin = header(req, "origin");
+      const origin = headerValue(req, "origin");
       if (!anyOrigin) res.setHeader("vary", "Origin");
       const allowedOrigin = allowOrigin(origin);
 
@@ -72,9 +72,4 @@ export function createCors(options: CorsOptions): Cors {
       return false;
     },
   };
-}
-
-function header(req: NodeRequest, name: string): string | undefined {
-  const value = req.headers[name];
-  return Array.isArray(value) ? value[0] : value;
 }

@@ -11,6 +11,7 @@ import { Messages, ServiceError } from "../errors.js";
 import type { Metrics } from "../observability/metrics.js";
 import type { Cors } from "./cors.js";
 import {
+  headerValue,
   type NodeRequest,
   type NodeResponse,
   type RestRouter,
@@ -56,8 +57,7 @@ export function createHttpHandler(deps: HttpHandlerDeps) {
   const isSecure = (req: NodeRequest): boolean => {
     if ((req.socket as TLSSocket).encrypted) return true;
     if (!deps.trustProxy) return false;
-    const forwarded = req.headers["x-forwarded-proto"];
-    const first = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(",")[0]?.trim();
+    const first = headerValue(req, "x-forwarded-proto")?.split(",")[0]?.trim();
     return first?.toLowerCase() === "https";
   };
 
@@ -127,10 +127,13 @@ export function createHttpHandler(deps: HttpHandlerDeps) {
     }
     if (method === "GET" && path === "/metrics") {
       route = path;
-      void deps.metrics.registry.metrics().then((text) => {
-        res.writeHead(200, { "content-type": deps.metrics.registry.contentType });
-        res.end(text);
-      });
+      deps.metrics.registry.metrics().then(
+        (text) => {
+          res.writeHead(200, { "content-type": deps.metrics.registry.contentType });
+          res.end(text);
+        },
+        (error: unknown) => fail(res, error, requestId),
+      );
       return;
     }
     // Before the HTTPS check, so that a browser can read that refusal too.

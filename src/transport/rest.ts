@@ -100,6 +100,12 @@ export function createRestRouter(services: DescService[], operations: Operations
   };
 }
 
+/** The first value of a request header (node gives repeated headers as an array). */
+export function headerValue(req: NodeRequest, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
 /** Serves one matched REST request; errors propagate to the caller's boundary. */
 export async function serveRest(
   req: NodeRequest,
@@ -111,10 +117,7 @@ export async function serveRest(
   // The body is read (and its size checked) before anything else looks at the request.
   const body = route.body === "" ? undefined : await readBody(req, MAX_BODY_BYTES);
   const call: OperationCall = {
-    header: (name) => {
-      const value = req.headers[name];
-      return Array.isArray(value) ? value[0] : value;
-    },
+    header: (name) => headerValue(req, name),
     readJson: () => requestJson(route, req.headers["content-type"], body, query, variables),
   };
   const reply = await route.operation(call);

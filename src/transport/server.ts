@@ -143,7 +143,6 @@ export async function listen(
         new Promise<boolean>((resolve) => setTimeout(() => resolve(true), timeoutMs).unref()),
       ]);
       if (timedOut) {
-        h1.closeAllConnections();
         for (const session of sessions) session.destroy();
       }
       h1.closeAllConnections();
