@@ -37,9 +37,3 @@ export function generateApiKey(environment: EnvironmentName): NewApiKey {
 export function hashApiKey(secret: string): Buffer {
   return hash("sha256", secret, "buffer");
 }
-
-/** The environment a well-formed key names, or undefined when the format is wrong. */
-export function keyEnvironment(secret: string): EnvironmentName | undefined {
-  const match = API_KEY_FORMAT.exec(secret);
-  return match ? (match[1] as EnvironmentName) : undefined;
-}

@@ -26,8 +26,6 @@ export interface Keyring {
   rotate(projectId: string): Promise<number>;
   /** The project's keys, from the cache when they are there. */
   forProject(projectId: string): Promise<ProjectKeys>;
-  /** Drops the project from the cache. */
-  forget(projectId: string): void;
 }
 
 interface CachedProject {
@@ -138,9 +136,6 @@ export function createKeyring(options: KeyringOptions): Keyring {
       const cached = cache.get(projectId);
       if (cached && now() - cached.loadedAt < ttl) return view(cached);
       return view(await load(projectId));
-    },
-    forget(projectId) {
-      cache.delete(projectId);
     },
   };
 }
