@@ -20,7 +20,7 @@
  * on a machine whose speed drifts, the fairest comparison).
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { cpus, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
@@ -28,6 +28,7 @@ import { parseArgs } from "node:util";
 import postgres from "postgres";
 import { Environment, Plan } from "../gen/audit/v1/admin_pb.js";
 import { createAdminClient } from "../src/admin/admin-client.js";
+import { cpuSeconds, recreateDatabase } from "./machine.js";
 
 const { values } = parseArgs({
   options: {
@@ -44,7 +45,6 @@ const { values } = parseArgs({
 const durationSeconds = Number(values.duration);
 const connections = Number(values.connections);
 const only = values.only?.split(",");
-const PG = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const REDIS = process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379";
 const root = new URL("..", import.meta.url).pathname;
 
@@ -119,14 +119,6 @@ async function stop(child: ChildProcess): Promise<void> {
   child.kill("SIGKILL");
 }
 
-/** CPU seconds (user + system) used so far by a process and its children threads. */
-async function cpuSeconds(pid: number): Promise<number> {
-  const stat = await readFile(`/proc/${pid}/stat`, "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  const ticks = Number(fields[11]) + Number(fields[12]);
-  return ticks / 100;
-}
-
 async function peakRssMb(pid: number): Promise<number> {
   const status = await readFile(`/proc/${pid}/status`, "utf8");
   const match = /VmHWM:\s+(\d+) kB/.exec(status);
@@ -168,16 +160,6 @@ async function measure(name: string, pids: number[], loader: string, job: unknow
   });
 }
 
-async function recreateDatabase(name: string): Promise<string> {
-  const sql = postgres(PG, { max: 1, onnotice: () => {} });
-  await sql.unsafe(`drop database if exists ${name} with (force)`);
-  await sql.unsafe(`create database ${name}`);
-  await sql.end();
-  const url = new URL(PG);
-  url.pathname = `/${name}`;
-  return url.toString();
-}
-
 async function main(): Promise<void> {
   process.stderr.write(`bench: ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB\n`);
   await run("npm", ["run", "--silent", "build"]);
@@ -198,7 +180,6 @@ async function main(): Promise<void> {
   const plain = await startProcess(["--import", "tsx", "bench/plain-server.ts", "0", plainUrl]);
   const plainKeys = Array.from({ length: 20 }, () => `pk_live_${randomBytes(24).toString("hex")}`);
   const plainSql = postgres(plainUrl, { max: 1, onnotice: () => {} });
-  const { createHash, randomUUID } = await import("node:crypto");
   for (const key of plainKeys) {
     await plainSql`insert into plain_keys values (${createHash("sha256").update(key).digest("hex")}, ${randomUUID()})`;
   }
@@ -251,18 +232,10 @@ async function main(): Promise<void> {
     keys.push(created.secret);
   }
   const serviceUrl = `http://127.0.0.1:${service.port}`;
-  await measure("service REST", servicePids, "bench/load-http.ts", {
-    url: serviceUrl,
-    keys,
-    connections,
-    durationSeconds,
-    idempotency: false,
-  });
+  const serviceJob = { url: serviceUrl, keys, connections, durationSeconds, idempotency: false };
+  await measure("service REST", servicePids, "bench/load-http.ts", serviceJob);
   await measure("service REST + Idempotency-Key", servicePids, "bench/load-http.ts", {
-    url: serviceUrl,
-    keys,
-    connections,
-    durationSeconds,
+    ...serviceJob,
     idempotency: true,
   });
   await measure("service gRPC", servicePids, "bench/load-grpc.ts", {
@@ -286,13 +259,7 @@ async function main(): Promise<void> {
   // Sustained load: consecutive windows of the REST scenario, to see any drift.
   const soakWindows = Math.ceil(Number(values.soak) / durationSeconds);
   for (let window = 1; window <= soakWindows; window++) {
-    await measure(`soak REST window ${window}`, servicePids, "bench/load-http.ts", {
-      url: serviceUrl,
-      keys,
-      connections,
-      durationSeconds,
-      idempotency: false,
-    });
+    await measure(`soak REST window ${window}`, servicePids, "bench/load-http.ts", serviceJob);
   }
   // Interleaved rounds: plain, then the service, each round close in time.
   for (let round = 1; round <= Number(values.rounds); round++) {
@@ -302,13 +269,7 @@ async function main(): Promise<void> {
       "bench/load-http.ts",
       plainJob,
     );
-    await measure(`round ${round} service REST`, servicePids, "bench/load-http.ts", {
-      url: serviceUrl,
-      keys,
-      connections,
-      durationSeconds,
-      idempotency: false,
-    });
+    await measure(`round ${round} service REST`, servicePids, "bench/load-http.ts", serviceJob);
   }
   await stop(service.child);
   await stop(plain.child);

@@ -10,15 +10,14 @@
  *          [--without <search|filters>]   (drops those indexes, to see what they cost)
  */
 import { randomBytes, randomUUID } from "node:crypto";
-import { readdirSync, readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import postgres from "postgres";
 import { blindIndexBlock, blindIndexesOf, searchTokens } from "../src/crypto/blind-index.js";
 import { ServiceError } from "../src/errors.js";
 import { createEventStore, type NewEvent } from "../src/store/events.js";
 import { migrate } from "../src/store/migrations.js";
 import { createPostgresDb } from "../src/store/postgres-driver.js";
 import { sampleEvent } from "./event-body.js";
+import { commandCpuSeconds, dropDatabase, recreateDatabase } from "./machine.js";
 
 const { values } = parseArgs({
   options: {
@@ -30,7 +29,6 @@ const { values } = parseArgs({
 const total = Number(values.events);
 const WRITERS = 64;
 const PROJECTS = 40;
-const PG = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const DATABASE = "audit_bench_store";
 
 const DROPPED: Record<string, string[]> = {
@@ -44,29 +42,7 @@ const DROPPED: Record<string, string[]> = {
   ],
 };
 
-/** CPU seconds used so far by every PostgreSQL process. */
-function postgresCpuSeconds(): number {
-  let ticks = 0;
-  for (const pid of readdirSync("/proc")) {
-    if (!/^\d+$/.test(pid)) continue;
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      if (!stat.includes("(postgres)")) continue;
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      ticks += Number(fields[11]) + Number(fields[12]);
-    } catch {
-      // The process ended while we read.
-    }
-  }
-  return ticks / 100;
-}
-
-const admin = postgres(PG, { max: 1, onnotice: () => {} });
-await admin.unsafe(`drop database if exists ${DATABASE} with (force)`);
-await admin.unsafe(`create database ${DATABASE}`);
-const url = new URL(PG);
-url.pathname = `/${DATABASE}`;
-const db = createPostgresDb({ url: url.toString() });
+const db = createPostgresDb({ url: await recreateDatabase(DATABASE) });
 await migrate(db);
 for (const name of values.without ? (DROPPED[values.without] ?? []) : []) {
   await db.query(`drop index ${name}`);
@@ -160,11 +136,11 @@ const percentile = (sorted: number[], share: number) =>
 await write(2_000); // warm-up
 latencies.length = 0;
 const started = performance.now();
-const databaseBefore = postgresCpuSeconds();
+const databaseBefore = await commandCpuSeconds("postgres");
 const processBefore = process.cpuUsage();
 await write(total);
 const seconds = (performance.now() - started) / 1000;
-const databaseCpu = postgresCpuSeconds() - databaseBefore;
+const databaseCpu = (await commandCpuSeconds("postgres")) - databaseBefore;
 const processCpu = process.cpuUsage(processBefore);
 const micros = (cpuSeconds: number) => Math.round((cpuSeconds * 1e6) / total);
 process.stdout.write(
@@ -183,6 +159,6 @@ process.stdout.write(
     processCpuMicrosPerEvent: micros((processCpu.user + processCpu.system) / 1e6),
   })}\n`,
 );
-await admin.unsafe(`drop database if exists ${DATABASE} with (force)`);
-await admin.end();
+await db.close();
+await dropDatabase(DATABASE);
 process.exit(0);
