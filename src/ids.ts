@@ -10,7 +10,12 @@ export function uuidv7(now: number = Date.now()): string {
   bytes.writeUIntBE(now, 0, 6);
   bytes[6] = 0x70 | ((bytes[6] ?? 0) & 0x0f);
   bytes[8] = 0x80 | ((bytes[8] ?? 0) & 0x3f);
-  const hex = bytes.toString("hex");
+  return uuidFromBytes(bytes);
+}
+
+/** The canonical text form of a UUID's 16 bytes. */
+export function uuidFromBytes(bytes: Uint8Array): string {
+  const hex = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex");
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 

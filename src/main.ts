@@ -8,29 +8,28 @@ import { createApp } from "./app.js";
 import { ConfigError, loadConfig } from "./config.js";
 import { createLogger } from "./logger.js";
 
+/** A configuration mistake ends the process with its message and exit code 78 (EX_CONFIG). */
+function exitOnConfigError(error: unknown): never {
+  if (error instanceof ConfigError) {
+    process.stderr.write(`${error.message}\n`);
+    process.exit(78);
+  }
+  throw error;
+}
+
 async function main(): Promise<void> {
   let config: ReturnType<typeof loadConfig>;
   try {
     config = loadConfig();
   } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`${error.message}\n`);
-      process.exit(78);
-    }
-    throw error;
+    exitOnConfigError(error);
   }
   const logger = createLogger(config.LOG_LEVEL);
   if (config.WORKERS > 1 && cluster.isPrimary) {
     superviseWorkers(config.WORKERS, logger);
     return;
   }
-  const app = await createApp(config, logger, { processMetrics: true }).catch((error: unknown) => {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`${error.message}\n`);
-      process.exit(78);
-    }
-    throw error;
-  });
+  const app = await createApp(config, logger, { processMetrics: true }).catch(exitOnConfigError);
   if (app.generatedSecrets.length > 0) {
     logger.warn(
       { files: app.generatedSecrets, dataDir: config.DATA_DIR },

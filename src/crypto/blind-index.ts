@@ -39,12 +39,7 @@ export function blindIndexes(
   column: string,
   values: readonly string[],
 ): Buffer[] {
-  const indexes = blindIndexBlock(indexKey, column, values);
-  const result = new Array<Buffer>(values.length);
-  for (let i = 0; i < values.length; i++) {
-    result[i] = indexes.subarray(i * INDEX_BYTES, (i + 1) * INDEX_BYTES);
-  }
-  return result;
+  return splitIndexes(blindIndexBlock(indexKey, column, values));
 }
 
 /**
@@ -78,9 +73,13 @@ export function blindIndexesOf(
     if (code === undefined) throw new Error(`no blind index column ${column}`);
     encodeBlock(blocks, i * INDEX_BYTES, code, column, value);
   }
-  const indexes = ecbCipherOf(indexKey).update(blocks);
-  const result = new Array<Buffer>(entries.length);
-  for (let i = 0; i < entries.length; i++) {
+  return splitIndexes(ecbCipherOf(indexKey).update(blocks));
+}
+
+/** The 16-byte indexes of a block of them, as views into it. */
+function splitIndexes(indexes: Buffer): Buffer[] {
+  const result = new Array<Buffer>(indexes.length / INDEX_BYTES);
+  for (let i = 0; i < result.length; i++) {
     result[i] = indexes.subarray(i * INDEX_BYTES, (i + 1) * INDEX_BYTES);
   }
   return result;

@@ -14,6 +14,7 @@
  */
 import { createHmac, hkdfSync, timingSafeEqual } from "node:crypto";
 import { ServiceError } from "../errors.js";
+import { uuidFromBytes } from "../ids.js";
 import type { TimelinePosition } from "../store/event-reads.js";
 
 /** Whose timeline a cursor belongs to. */
@@ -70,11 +71,7 @@ export function createCursorCodec(secret: Uint8Array): CursorCodec {
       if (!timingSafeEqual(bytes.subarray(BODY_BYTES), tag(scope, body)) || body[0] !== VERSION) {
         throw invalid;
       }
-      const hex = body.subarray(9).toString("hex");
-      return {
-        occurredMicros: body.readBigInt64BE(1),
-        eventId: `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`,
-      };
+      return { occurredMicros: body.readBigInt64BE(1), eventId: uuidFromBytes(body.subarray(9)) };
     },
   };
 }
