@@ -11,7 +11,7 @@
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import { parseArgs } from "node:util";
-import { blindIndexBlock, blindIndexesOf, searchTokens } from "../src/crypto/blind-index.js";
+import { blindIndexesOf, searchTokenIds, searchTokens } from "../src/crypto/blind-index.js";
 import { ServiceError } from "../src/errors.js";
 import { createEventStore, type NewEvent } from "../src/store/events.js";
 import { migrate } from "../src/store/migrations.js";
@@ -32,7 +32,7 @@ const PROJECTS = 40;
 const DATABASE = "audit_bench_store";
 
 const DROPPED: Record<string, string[]> = {
-  search: ["events_search"],
+  search: ["events_search_tokens"],
   filters: [
     "events_page_by_actor",
     "events_page_by_entity_id",
@@ -64,11 +64,14 @@ const store = createEventStore(db, {
   },
 });
 
-const indexKey = randomBytes(32);
+// One index key per project, as in the service: search tokens and filter values differ
+// between projects, which is what the indexes see in production.
+const indexKeys = projects.map(() => randomBytes(32));
 const payload = randomBytes(900);
 const context = randomBytes(450);
 
 function newEvent(sequence: number): NewEvent {
+  const indexKey = indexKeys[sequence % PROJECTS] ?? randomBytes(32);
   const event = sampleEvent(sequence) as Record<string, string>;
   const texts = [
     event.actorId,
@@ -87,7 +90,7 @@ function newEvent(sequence: number): NewEvent {
     ["action", event.actionKey ?? ""],
     ["tenantId", event.tenantId ?? ""],
   ]);
-  const searchIdx = blindIndexBlock(indexKey, "search", searchTokens(texts));
+  const tokenIds = searchTokenIds(indexKey, searchTokens(texts));
   if (!actorIdx || !entityTypeIdx || !entityIdIdx || !actionIdx || !tenantIdx) {
     throw new Error("indexes missing");
   }
@@ -108,7 +111,7 @@ function newEvent(sequence: number): NewEvent {
       actionIdx,
       tenantIdx,
       legacyActionIdx: undefined,
-      searchIdx,
+      searchTokens: tokenIds,
     },
     idempotency: undefined,
   };

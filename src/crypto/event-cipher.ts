@@ -7,7 +7,7 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { ChangeInput } from "../ingest/event-input.js";
 import { open, seal } from "./aead.js";
-import { blindIndex, blindIndexBlock, blindIndexesOf, searchTokens } from "./blind-index.js";
+import { blindIndex, blindIndexesOf, searchTokenIds, searchTokens } from "./blind-index.js";
 import type { ProjectKeys } from "./keyring.js";
 
 /** The fields of an event kept in its encrypted payload (strings already encoded). */
@@ -57,8 +57,8 @@ export interface SealedEvent {
   actionIdx: Buffer;
   tenantIdx: Buffer | undefined;
   legacyActionIdx: Buffer | undefined;
-  /** The search tokens' indexes, 16 bytes each, one after the other. */
-  searchIdx: Buffer;
+  /** The search tokens' ids (blind-index.ts `searchTokenIds`). */
+  searchTokens: bigint[];
 }
 
 const aad = (at: EventAddress, column: string) =>
@@ -72,9 +72,11 @@ export function filterIndex(keys: ProjectKeys, column: string, value: string): B
   return blindIndex(keys.indexKey, column, value);
 }
 
-/** The blind index of a search token (blind-index.ts), as stored and as queried. */
-export function searchIndex(keys: ProjectKeys, token: string): Buffer {
-  return blindIndex(keys.indexKey, "search", token);
+/** The id of a search token (blind-index.ts), as stored and as queried. */
+export function searchTokenId(keys: ProjectKeys, token: string): bigint {
+  const [id] = searchTokenIds(keys.indexKey, [token]);
+  if (id === undefined) throw new Error("no search token id computed");
+  return id;
 }
 
 /** Encrypts an event for storage. */
@@ -117,7 +119,7 @@ export async function sealEvent(
     actionIdx,
     tenantIdx,
     legacyActionIdx,
-    searchIdx: blindIndexBlock(keys.indexKey, "search", searchTokens(texts)),
+    searchTokens: searchTokenIds(keys.indexKey, searchTokens(texts)),
   };
 }
 

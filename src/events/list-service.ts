@@ -13,7 +13,12 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import type { Authenticator } from "../auth/authenticator.js";
 import type { Credential } from "../auth/credentials.js";
 import { queryToken } from "../crypto/blind-index.js";
-import { type EventPayload, filterIndex, openEvent, searchIndex } from "../crypto/event-cipher.js";
+import {
+  type EventPayload,
+  filterIndex,
+  openEvent,
+  searchTokenId,
+} from "../crypto/event-cipher.js";
 import type { Keyring } from "../crypto/keyring.js";
 import type { EventPageQuery, EventReader } from "../store/event-reads.js";
 import type { CursorCodec } from "./cursor.js";
@@ -75,7 +80,7 @@ export function createListService(deps: ListDeps): ListService {
       const keys = await deps.keyring.forProject(principal.projectId);
       const query: EventPageQuery = {
         ...scope,
-        searchIdx: params.searchWords.map((word) => searchIndex(keys, queryToken(word))),
+        searchTokens: params.searchWords.map((word) => searchTokenId(keys, queryToken(word))),
         // One row more than the page tells whether another page follows.
         limit: params.limit + 1,
       };

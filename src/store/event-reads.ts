@@ -22,8 +22,8 @@ export interface EventPageQuery {
   entityIdIdx?: Buffer;
   actionIdx?: Buffer;
   tenantIdx?: Buffer;
-  /** Search tokens: an event matches when its search index contains every one. */
-  searchIdx?: Buffer[];
+  /** Search token ids: an event matches when it has every one. */
+  searchTokens?: bigint[];
   /** occurred_at lower bound, inclusive. */
   from?: Date;
   /** occurred_at upper bound, inclusive. */
@@ -76,8 +76,9 @@ export function createEventReader(db: Db): EventReader {
         add((n) => `(action_idx = ${n} or legacy_action_idx = ${n})`, query.actionIdx);
       }
       if (query.tenantIdx) add((n) => `tenant_idx = ${n}`, query.tenantIdx);
-      if (query.searchIdx && query.searchIdx.length > 0) {
-        add((n) => `search_idx @> ${n}::bytea[]`, query.searchIdx);
+      if (query.searchTokens && query.searchTokens.length > 0) {
+        // As decimal strings: both drivers pass them through to int8[] unchanged.
+        add((n) => `search_tokens @> ${n}::int8[]`, query.searchTokens.map(String));
       }
       if (query.from) add((n) => `occurred_at >= ${n}`, query.from);
       if (query.to) add((n) => `occurred_at <= ${n}`, query.to);

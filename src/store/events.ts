@@ -286,10 +286,6 @@ function toScope(row: { project_id: string; environment: string }) {
   return { projectId: row.project_id, environment: row.environment };
 }
 
-// Search tokens travel as one bytea per event (fixed-size indexes end to end) and are
-// split back into an array in SQL: arrays of arrays cannot be unnested row by row.
-const SEARCH_TOKEN_BYTES = 16;
-
 // One statement: count the batch against each (project, environment, month) counter,
 // admitting in arrival order (rank) as many as fit, insert the admitted events and
 // their contexts, and delete the idempotency claims of the refused ones.
@@ -297,10 +293,10 @@ const WRITE_EVENTS = `
 with batch as (
   select * from unnest($1::uuid[], $2::text[], $3::uuid[], $4::timestamptz[],
                        $5::timestamptz[], $6::int[], $7::bytea[], $8::bytea[], $9::bytea[],
-                       $10::bytea[], $11::bytea[], $12::bytea[], $13::bytea[], $14::bytea[],
+                       $10::bytea[], $11::bytea[], $12::bytea[], $13::text[], $14::bytea[],
                        $15::date[], $16::int[], $17::bytea[], $20::bytea[])
     as b(project_id, environment, id, occurred_at, received_at, key_version, payload,
-         actor_idx, entity_type_idx, entity_id_idx, action_idx, tenant_idx, search,
+         actor_idx, entity_type_idx, entity_id_idx, action_idx, tenant_idx, search_tokens,
          context, month, rank, key_hash, legacy_action_idx)
 ),
 plan_limits as (
@@ -333,11 +329,10 @@ admitted as (
 inserted as (
   insert into events (project_id, environment, id, occurred_at, received_at, key_version,
                       payload, actor_idx, entity_type_idx, entity_id_idx, action_idx,
-                      tenant_idx, legacy_action_idx, search_idx)
+                      tenant_idx, legacy_action_idx, search_tokens)
   select project_id, environment, id, occurred_at, received_at, key_version, payload,
          actor_idx, entity_type_idx, entity_id_idx, action_idx, tenant_idx, legacy_action_idx,
-         array(select substring(search from i for ${SEARCH_TOKEN_BYTES})
-                 from generate_series(1, length(search), ${SEARCH_TOKEN_BYTES}) as i)
+         search_tokens::int8[]
     from admitted
 ),
 contexts as (
@@ -395,7 +390,9 @@ async function writeEvents(
     events.map((e) => e.sealed.entityIdIdx),
     events.map((e) => e.sealed.actionIdx),
     events.map((e) => e.sealed.tenantIdx ?? null),
-    events.map((e) => e.sealed.searchIdx),
+    // Each event's token ids as an int8[] literal: arrays of arrays cannot be unnested
+    // row by row, so each row casts its own.
+    events.map((e) => `{${e.sealed.searchTokens.join(",")}}`),
     events.map((e) => e.sealed.context ?? null),
     months,
     rankOf,

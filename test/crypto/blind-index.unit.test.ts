@@ -6,6 +6,7 @@ import {
   blindIndexes,
   blindIndexesOf,
   queryToken,
+  searchTokenIds,
   searchTokens,
 } from "../../src/crypto/blind-index.js";
 
@@ -145,6 +146,13 @@ describe("stored encodings", () => {
           tokens.map((value) => ["search", value]),
         ),
       ),
+    );
+    // Their ids are the first 8 bytes of each index, as a signed 64-bit integer.
+    expect(searchTokenIds(key, tokens)).toEqual(
+      referenceIndexes(
+        key,
+        tokens.map((value) => ["search", value]),
+      ).map((index) => BigInt.asIntN(64, BigInt(`0x${index.subarray(0, 8).toString("hex")}`))),
     );
   });
 

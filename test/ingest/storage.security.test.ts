@@ -264,9 +264,9 @@ describe("storage of created events", () => {
       );
     }
     expect(await toastRows()).toBe(before);
-    // New search tokens are merged into the index in small steps (migration 5).
+    // New search tokens are merged into the index in small steps (migrations 5 and 6).
     const [search] = await server.app.db.query<{ options: string[] }>(
-      "select reloptions as options from pg_class where relname = 'events_search'",
+      "select reloptions as options from pg_class where relname = 'events_search_tokens'",
     );
     expect(search?.options).toContain("gin_pending_list_limit=512");
 
