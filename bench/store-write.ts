@@ -24,6 +24,7 @@ const { values } = parseArgs({
     events: { type: "string", default: "20000" },
     "max-batch": { type: "string", default: "32" },
     without: { type: "string" },
+    idempotency: { type: "boolean", default: false },
   },
 });
 const total = Number(values.events);
@@ -33,6 +34,7 @@ const DATABASE = "audit_bench_store";
 
 const DROPPED: Record<string, string[]> = {
   search: ["events_search_tokens"],
+  expiry: ["idempotency_keys_by_expiry"],
   filters: [
     "events_page_by_actor",
     "events_page_by_entity_id",
@@ -113,7 +115,15 @@ function newEvent(sequence: number): NewEvent {
       legacyActionIdx: undefined,
       searchTokens: tokenIds,
     },
-    idempotency: undefined,
+    // With --idempotency, each event carries a new Idempotency-Key claim, as a client
+    // that sends one on every request.
+    idempotency: values.idempotency
+      ? {
+          keyHash: randomBytes(32),
+          bodyHash: randomBytes(32),
+          expiresAt: new Date(now.getTime() + 86_400_000),
+        }
+      : undefined,
   };
 }
 
@@ -148,6 +158,7 @@ const processCpu = process.cpuUsage(processBefore);
 const micros = (cpuSeconds: number) => Math.round((cpuSeconds * 1e6) / total);
 process.stdout.write(
   `${JSON.stringify({
+    idempotency: values.idempotency,
     without: values.without ?? null,
     maxBatch: Number(values["max-batch"]),
     eventsPerSecond: Math.round(total / seconds),
