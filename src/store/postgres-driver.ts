@@ -2,9 +2,9 @@
  * PostgreSQL through the `postgres` package: a pool of connections, prepared
  * statements, and errors passed through unchanged for the boundary to classify.
  *
- * Connection losses are worked around here, for postgres.js 3.4.9 (see `retire` and
- * `transaction`): without that, one lost connection could end the process or leave the
- * pool failing requests after 5 s for up to a minute.
+ * Connection losses are worked around here, for postgres.js 3.4.9 (see `retire`,
+ * `transaction` and `fetch_types`): without that, one lost connection could end the
+ * process or leave the pool failing requests after 5 s for up to a minute.
  */
 import postgres from "postgres";
 import { isConnectionFailure } from "../errors.js";
@@ -12,9 +12,6 @@ import type { Db, Queryable } from "./db.js";
 
 type Params = postgres.ParameterOrJSON<never>[];
 
-// PostgreSQL type oids of array elements postgres.js must serialise specially.
-const BYTEA = 17;
-const TIMESTAMPTZ = 1184;
 // How long a transaction whose connection failed waits for postgres.js to report the close.
 const LOST_TRANSACTION_TIMEOUT_MS = 5_000;
 // Errors of a connection lost while open (or stuck connecting), as opposed to refused.
@@ -47,6 +44,11 @@ export function createPostgresDb(options: PostgresOptions): Db {
       onnotice: () => {},
       // Dates and bytea come back as Date and Buffer; counts are cast to int in SQL.
       prepare: true,
+      // Each new connection would first fetch the array types, a query whose promise
+      // postgres.js drops: a connection terminated during it rejects that promise
+      // unhandled, which ends the process (porsager/postgres#1192, #1223). Array
+      // parameters are written as array literals here instead (`arrayLiteral`).
+      fetch_types: false,
     });
   let sql = open();
   const retiring = new Set<Promise<void>>();
@@ -72,14 +74,11 @@ export function createPostgresDb(options: PostgresOptions): Db {
   };
 
   const run = async <Row>(
-    pool: postgres.Sql,
     target: postgres.Sql | postgres.TransactionSql,
     text: string,
     params: readonly unknown[] = [],
   ): Promise<Row[]> => {
-    const values = params.map((value) =>
-      Array.isArray(value) ? arrayParameter(pool, value) : value,
-    );
+    const values = params.map((value) => (Array.isArray(value) ? arrayLiteral(value) : value));
     const rows = await target.unsafe(text, values as Params, { prepare: true });
     return rows as unknown as Row[];
   };
@@ -88,24 +87,11 @@ export function createPostgresDb(options: PostgresOptions): Db {
   const statement = async <Row>(text: string, params?: readonly unknown[]): Promise<Row[]> => {
     const pool = sql;
     try {
-      return await run<Row>(pool, pool, text, params);
+      return await run<Row>(pool, text, params);
     } catch (error) {
       retire(pool, error);
       throw error;
     }
-  };
-
-  /**
-   * Arrays go through sql.array with the type of their first non-null element:
-   * postgres.js would otherwise send the element type (`$1::bytea[]` then fails) and,
-   * with a null first element, serialise Buffers and Dates as plain strings. The pool
-   * that runs the statement makes it: it holds the array types it fetched.
-   */
-  const arrayParameter = (pool: postgres.Sql, value: readonly unknown[]) => {
-    const sample = value.find((item) => item !== null && item !== undefined);
-    const elementType =
-      sample instanceof Uint8Array ? BYTEA : sample instanceof Date ? TIMESTAMPTZ : undefined;
-    return pool.array(value as never[], elementType);
   };
 
   return {
@@ -127,7 +113,7 @@ export function createPostgresDb(options: PostgresOptions): Db {
       const scoped = (tx: postgres.TransactionSql): Queryable => ({
         query: async <Row>(text: string, params?: readonly unknown[]) => {
           try {
-            return await run<Row>(pool, tx, text, params);
+            return await run<Row>(tx, text, params);
           } catch (error) {
             if (!isConnectionFailure(error)) throw error;
             timer ??= setTimeout(() => abandon(error), LOST_TRANSACTION_TIMEOUT_MS);
@@ -155,4 +141,22 @@ export function createPostgresDb(options: PostgresOptions): Db {
       await Promise.all([sql.end({ timeout: 5 }), ...retiring]);
     },
   };
+}
+
+/**
+ * An array parameter as a PostgreSQL array literal, which the statement's cast
+ * (`$1::bytea[]`) reads with the right element type: Buffers as bytea hex, Dates as ISO
+ * timestamps, everything else as text; null elements as NULL.
+ */
+export function arrayLiteral(values: readonly unknown[]): string {
+  const elements = values.map((value) => {
+    if (value === null || value === undefined) return "NULL";
+    // Hex needs no escaping; the backslash of \x is doubled inside the literal.
+    if (value instanceof Uint8Array) {
+      return `"\\\\x${Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString("hex")}"`;
+    }
+    const text = value instanceof Date ? value.toISOString() : String(value);
+    return `"${text.replace(/[\\"]/g, "\\$&")}"`;
+  });
+  return `{${elements.join(",")}}`;
 }
