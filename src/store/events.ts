@@ -1,26 +1,28 @@
 /**
  * The event repository's write path, with group commit. Events of concurrent requests
- * are gathered on the next turn of the event loop and written together: one SQL
- * statement counts them against the monthly quota, inserts those admitted with their
- * contexts, and gives back the idempotency keys of those refused. Each caller's promise
- * settles only after that statement's transaction commits, so an event is acknowledged
- * only once it is durable, and a failed write fails every event in it (none is
- * acknowledged). A batch without idempotency keys is one statement and one round trip;
- * with keys, the claims go first in the same transaction. Rows hold ciphertext and
- * blind indexes only.
+ * are gathered on the next turn of the event loop and written together by one SQL
+ * statement (one round trip, its own transaction): it answers replays of held
+ * Idempotency-Keys, counts the other events against the monthly quota, claims the keys
+ * of those admitted, and inserts them with their contexts. Each caller's promise settles
+ * only after that statement has committed, so an event is acknowledged only once it is
+ * durable, and a failed write fails every event in it (none is acknowledged). Rows hold
+ * ciphertext and blind indexes only.
  *
  * Invariants kept across batches and instances:
  * - one Idempotency-Key (per project and environment) yields one event: the claim is an
- *   insert that waits on any concurrent holder of the same key; two requests with one
- *   key in the same batch are split, the later one going to the next batch;
+ *   insert that waits on any concurrent holder of the same key, and an event is written
+ *   only with its claim; two requests with one key in the same batch are split, the
+ *   later one going to the next batch;
  * - the monthly count never passes the plan's limit: the counter row is locked by the
  *   upsert until the statement commits, and only as many events as fit are inserted;
- * - counter rows are locked in a fixed order, so concurrent batches never deadlock.
+ *   an event counted whose key another batch won meanwhile is given back at once;
+ * - counter rows, then keys, are locked in a fixed order, so concurrent batches never
+ *   deadlock.
  */
 
 import type { SealedEvent } from "../crypto/event-cipher.js";
 import { Messages, ServiceError } from "../errors.js";
-import type { Db, Queryable } from "./db.js";
+import type { Db } from "./db.js";
 
 /** An idempotency claim: the key (hashed), the canonical body hash, its expiry. */
 export interface IdempotencyClaim {
@@ -185,18 +187,13 @@ function idempotencyScope(
 
 /** Writes one batch and settles each caller once it has committed (or failed). */
 async function writeBatch(db: Db, batch: Pending[], quota: QuotaPolicy): Promise<void> {
-  const events = batch.map((pending) => pending.event);
   let outcomes: (WriteResult | ServiceError)[];
   try {
-    outcomes = events.some((event) => event.idempotency)
-      ? await db.transaction(async (tx) => {
-          const claims = await claimKeys(tx, events);
-          const fresh = events.filter((_, i) => claims[i] === undefined);
-          const written = await writeEvents(tx, fresh, quota);
-          let next = 0;
-          return claims.map((claim) => claim ?? written[next++] ?? unsettled());
-        })
-      : await writeEvents(db, events, quota);
+    outcomes = await writeEvents(
+      db,
+      batch.map((pending) => pending.event),
+      quota,
+    );
   } catch (error) {
     for (const pending of batch) pending.reject(error);
     return;
@@ -212,104 +209,56 @@ function unsettled(): ServiceError {
   return new ServiceError("unavailable", "event write left without an outcome");
 }
 
-/**
- * Claims the batch's idempotency keys. Per event: undefined when it is to be created
- * (no key, or the key was new or expired and is now claimed), the original event on a
- * replay, or a conflict error when the key was used with another body.
- */
-async function claimKeys(
-  tx: Queryable,
-  events: NewEvent[],
-): Promise<(WriteResult | ServiceError | undefined)[]> {
-  const results: (WriteResult | ServiceError | undefined)[] = events.map(() => undefined);
-  const keyed = events
-    .map((event, index) => ({ event, index, claim: event.idempotency }))
-    .filter((entry): entry is { event: NewEvent; index: number; claim: IdempotencyClaim } =>
-      Boolean(entry.claim),
-    );
-  if (keyed.length === 0) return results;
-
-  // Takes each key when new or expired. A concurrent transaction holding one of the keys
-  // makes this wait until it commits or rolls back.
-  const claimed = await tx.query<{ project_id: string; environment: string; key_hash: Uint8Array }>(
-    `insert into idempotency_keys
-       (project_id, environment, key_hash, body_hash, event_id, received_at, expires_at)
-     select * from unnest($1::uuid[], $2::text[], $3::bytea[], $4::bytea[], $5::uuid[],
-                          $6::timestamptz[], $7::timestamptz[])
-     on conflict (project_id, environment, key_hash) do update
-       set body_hash = excluded.body_hash, event_id = excluded.event_id,
-           received_at = excluded.received_at, expires_at = excluded.expires_at
-       where idempotency_keys.expires_at <= excluded.received_at
-     returning project_id, environment, key_hash`,
-    [
-      keyed.map(({ event }) => event.projectId),
-      keyed.map(({ event }) => event.environment),
-      keyed.map(({ claim }) => claim.keyHash),
-      keyed.map(({ claim }) => claim.bodyHash),
-      keyed.map(({ event }) => event.eventId),
-      keyed.map(({ event }) => event.receivedAt),
-      keyed.map(({ claim }) => claim.expiresAt),
-    ],
-  );
-  const taken = new Set(claimed.map((row) => idempotencyScope(toScope(row), row.key_hash)));
-  const held = keyed.filter(
-    ({ event, claim }) => !taken.has(idempotencyScope(event, claim.keyHash)),
-  );
-  if (held.length === 0) return results;
-
-  const existing = await tx.query<ClaimRow>(
-    `select k.project_id, k.environment, k.key_hash, k.event_id, k.received_at, k.body_hash
-       from idempotency_keys k
-       join unnest($1::uuid[], $2::text[], $3::bytea[]) as w(project_id, environment, key_hash)
-         on k.project_id = w.project_id and k.environment = w.environment
-        and k.key_hash = w.key_hash`,
-    [
-      held.map(({ event }) => event.projectId),
-      held.map(({ event }) => event.environment),
-      held.map(({ claim }) => claim.keyHash),
-    ],
-  );
-  const byScope = new Map(
-    existing.map((row) => [idempotencyScope(toScope(row), row.key_hash), row]),
-  );
-  for (const { event, index, claim } of held) {
-    const row = byScope.get(idempotencyScope(event, claim.keyHash));
-    if (!row) throw new Error("idempotency key neither claimed nor found");
-    results[index] = Buffer.from(row.body_hash).equals(claim.bodyHash)
-      ? { eventId: row.event_id, receivedAt: row.received_at, replayed: true }
-      : new ServiceError("conflict", Messages.idempotencyConflict);
-  }
-  return results;
-}
-
-function toScope(row: { project_id: string; environment: string }) {
-  return { projectId: row.project_id, environment: row.environment };
-}
-
-// One statement: count the batch against each (project, environment, month) counter,
-// admitting in arrival order (rank) as many as fit, insert the admitted events and
-// their contexts, and delete the idempotency claims of the refused ones.
+// One statement, one round trip, its own transaction:
+// - held: the batch's keys already claimed and not expired (replays and conflicts);
+// - fresh: the other events, ranked in arrival order per (project, environment, month)
+//   counter; each counter is raised by as many as fit under the plan's limit (locked in
+//   a fixed order) and those ranked within it are admitted;
+// - the admitted events' keys are claimed: an insert that waits on a concurrent holder
+//   of the same key and takes over only an expired claim; an event whose key was taken
+//   meanwhile by a batch that committed after this statement began is not written
+//   ("lost": counted, not written; the caller gives its count back and answers from the
+//   claim that won);
+// - the written events and their contexts are inserted.
+// One row per event of the batch, in order, tells its outcome.
 const WRITE_EVENTS = `
 with batch as (
   select * from unnest($1::uuid[], $2::text[], $3::uuid[], $4::timestamptz[],
                        $5::timestamptz[], $6::int[], $7::bytea[], $8::bytea[], $9::bytea[],
                        $10::bytea[], $11::bytea[], $12::bytea[], $13::text[], $14::bytea[],
-                       $15::date[], $16::int[], $17::bytea[], $20::bytea[])
+                       $15::date[], $16::bytea[], $17::bytea[], $18::timestamptz[],
+                       $21::bytea[])
+    with ordinality
     as b(project_id, environment, id, occurred_at, received_at, key_version, payload,
          actor_idx, entity_type_idx, entity_id_idx, action_idx, tenant_idx, search_tokens,
-         context, month, rank, key_hash, legacy_action_idx)
+         context, month, key_hash, body_hash, expires_at, legacy_action_idx, ord)
+),
+held as (
+  select k.project_id, k.environment, k.key_hash, k.event_id, k.received_at, k.body_hash
+    from idempotency_keys k
+    join batch b on k.project_id = b.project_id and k.environment = b.environment
+                and k.key_hash = b.key_hash
+   where k.expires_at > b.received_at
+),
+fresh as (
+  select b.*, row_number() over (partition by b.project_id, b.environment, b.month
+                                 order by b.ord) as rank
+    from batch b
+   where not exists (select 1 from held h
+                      where h.project_id = b.project_id and h.environment = b.environment
+                        and h.key_hash = b.key_hash)
 ),
 plan_limits as (
   select p.id as project_id, p.plan, l.lim
     from projects p
-    join unnest($18::text[], $19::int[]) as l(plan, lim) on l.plan = p.plan
-   where p.id in (select project_id from batch)
+    join unnest($19::text[], $20::int[]) as l(plan, lim) on l.plan = p.plan
+   where p.id in (select project_id from fresh)
 ),
 counted as (
   insert into usage_counters as u (project_id, environment, month, count, last_added)
   select g.project_id, g.environment, g.month, least(g.n, pl.lim), least(g.n, pl.lim)
     from (select project_id, environment, month, count(*)::int as n
-            from batch group by project_id, environment, month) as g
+            from fresh group by project_id, environment, month) as g
     join plan_limits pl on pl.project_id = g.project_id
    order by g.project_id, g.environment, g.month
   on conflict (project_id, environment, month) do update
@@ -321,10 +270,26 @@ counted as (
             (select pl.plan from plan_limits pl where pl.project_id = u.project_id) as plan
 ),
 admitted as (
-  select b.* from batch b
-    join counted c on c.project_id = b.project_id and c.environment = b.environment
-                  and c.month = b.month
-   where b.rank <= c.last_added
+  select f.* from fresh f
+    join counted c on c.project_id = f.project_id and c.environment = f.environment
+                  and c.month = f.month
+   where f.rank <= c.last_added
+),
+claimed as (
+  insert into idempotency_keys as k
+    (project_id, environment, key_hash, body_hash, event_id, received_at, expires_at)
+  select project_id, environment, key_hash, body_hash, id, received_at, expires_at
+    from admitted where key_hash is not null
+   order by project_id, environment, key_hash
+  on conflict (project_id, environment, key_hash) do update
+    set body_hash = excluded.body_hash, event_id = excluded.event_id,
+        received_at = excluded.received_at, expires_at = excluded.expires_at
+    where k.expires_at <= excluded.received_at
+  returning k.event_id
+),
+written as (
+  select a.* from admitted a
+   where a.key_hash is null or a.id in (select event_id from claimed)
 ),
 inserted as (
   insert into events (project_id, environment, id, occurred_at, received_at, key_version,
@@ -333,51 +298,46 @@ inserted as (
   select project_id, environment, id, occurred_at, received_at, key_version, payload,
          actor_idx, entity_type_idx, entity_id_idx, action_idx, tenant_idx, legacy_action_idx,
          search_tokens::int8[]
-    from admitted
+    from written
 ),
 contexts as (
   insert into event_contexts (project_id, environment, event_id, key_version, ciphertext)
   select project_id, environment, id, key_version, context
-    from admitted where context is not null
-),
-released as (
-  delete from idempotency_keys k
-   using batch b
-   where b.key_hash is not null and k.project_id = b.project_id
-     and k.environment = b.environment and k.key_hash = b.key_hash and k.event_id = b.id
-     and not exists (select 1 from admitted a where a.id = b.id)
+    from written where context is not null
 )
-select project_id, environment, month::text as month, count, last_added, plan from counted`;
+select case when w.id is not null then 'written'
+            when h.event_id is not null then 'held'
+            when a.id is not null then 'lost'
+            else 'refused' end as outcome,
+       h.event_id as held_event_id, h.received_at as held_received_at,
+       h.body_hash as held_body_hash, c.count, c.plan
+  from batch b
+  left join written w on w.id = b.id
+  left join admitted a on a.id = b.id
+  left join held h on h.project_id = b.project_id and h.environment = b.environment
+                  and h.key_hash = b.key_hash
+  left join counted c on c.project_id = b.project_id and c.environment = b.environment
+                     and c.month = b.month
+ order by b.ord`;
 
-interface CounterRow {
-  project_id: string;
-  environment: string;
-  month: string;
-  count: number;
-  last_added: number;
-  plan: string;
+interface OutcomeRow {
+  outcome: "written" | "held" | "lost" | "refused";
+  held_event_id: string | null;
+  held_received_at: Date | null;
+  held_body_hash: Uint8Array | null;
+  count: number | null;
+  plan: string | null;
 }
 
-/**
- * Writes events that are not replays: per event, in order, its result or the quota
- * error that refused it.
- */
+/** Writes a batch of events: per event, in order, its result or the error that refused it. */
 async function writeEvents(
-  target: Queryable,
+  db: Db,
   events: NewEvent[],
   quota: QuotaPolicy,
 ): Promise<(WriteResult | ServiceError)[]> {
-  if (events.length === 0) return [];
   const months = events.map((event) => utcMonth(event.receivedAt));
-  const ranks = new Map<string, number>();
-  const rankOf = events.map((event, i) => {
-    const group = `${event.projectId}|${event.environment}|${months[i]}`;
-    const rank = (ranks.get(group) ?? 0) + 1;
-    ranks.set(group, rank);
-    return rank;
-  });
   const plans = Object.keys(quota.limits);
-  const counters = await target.query<CounterRow>(WRITE_EVENTS, [
+  const rows = await db.query<OutcomeRow>(WRITE_EVENTS, [
     events.map((e) => e.projectId),
     events.map((e) => e.environment),
     events.map((e) => e.eventId),
@@ -395,27 +355,112 @@ async function writeEvents(
     events.map((e) => `{${e.sealed.searchTokens.join(",")}}`),
     events.map((e) => e.sealed.context ?? null),
     months,
-    rankOf,
     events.map((e) => e.idempotency?.keyHash ?? null),
+    events.map((e) => e.idempotency?.bodyHash ?? null),
+    events.map((e) => e.idempotency?.expiresAt ?? null),
     plans,
     plans.map((plan) => quota.limits[plan] ?? 0),
     events.map((e) => e.sealed.legacyActionIdx ?? null),
   ]);
-  const byGroup = new Map(
-    counters.map((row) => [`${row.project_id}|${row.environment}|${row.month}`, row]),
-  );
-  return events.map((event, i) => {
-    const counter = byGroup.get(`${event.projectId}|${event.environment}|${months[i]}`);
-    if (!counter) throw new Error(`no usage counter for project ${event.projectId}`);
-    if ((rankOf[i] ?? 0) <= counter.last_added) {
-      return { eventId: event.eventId, receivedAt: event.receivedAt, replayed: false };
+  const lost: number[] = [];
+  const outcomes = events.map((event, i): WriteResult | ServiceError => {
+    const row = rows[i];
+    switch (row?.outcome) {
+      case "written":
+        return { eventId: event.eventId, receivedAt: event.receivedAt, replayed: false };
+      case "held":
+        return answerFromClaim(event, row.held_event_id, row.held_received_at, row.held_body_hash);
+      case "lost":
+        lost.push(i);
+        return unsettled();
+      case "refused":
+        if (row.count === null || row.plan === null) {
+          throw new Error(`no usage counter for project ${event.projectId}`);
+        }
+        return quota.refuse({
+          current: row.count,
+          limit: quota.limits[row.plan] ?? 0,
+          plan: row.plan,
+        });
+      default:
+        return unsettled();
     }
-    return quota.refuse({
-      current: counter.count,
-      limit: quota.limits[counter.plan] ?? 0,
-      plan: counter.plan,
-    });
   });
+  if (lost.length > 0) {
+    const settled = await settleLost(
+      db,
+      lost.map((i) => events[i] as NewEvent),
+      lost.map((i) => months[i] as string),
+    );
+    lost.forEach((i, n) => {
+      outcomes[i] = settled[n] ?? unsettled();
+    });
+  }
+  return outcomes;
+}
+
+/**
+ * Events counted against the quota whose Idempotency-Key another batch claimed first
+ * (both were in flight at once): gives their count back, then answers each from the
+ * claim that won, which has committed by now (the claim insert waited for it).
+ */
+async function settleLost(
+  db: Db,
+  events: NewEvent[],
+  months: string[],
+): Promise<(WriteResult | ServiceError)[]> {
+  await db.query(
+    `update usage_counters u set count = u.count - g.n
+       from (select project_id, environment, month, count(*)::int as n
+               from unnest($1::uuid[], $2::text[], $3::date[]) as l(project_id, environment, month)
+              group by 1, 2, 3) as g
+      where u.project_id = g.project_id and u.environment = g.environment
+        and u.month = g.month`,
+    [events.map((e) => e.projectId), events.map((e) => e.environment), months],
+  );
+  const claims = await db.query<ClaimRow>(
+    `select k.project_id, k.environment, k.key_hash, k.event_id, k.received_at, k.body_hash
+       from idempotency_keys k
+       join unnest($1::uuid[], $2::text[], $3::bytea[]) as w(project_id, environment, key_hash)
+         on k.project_id = w.project_id and k.environment = w.environment
+        and k.key_hash = w.key_hash`,
+    [
+      events.map((e) => e.projectId),
+      events.map((e) => e.environment),
+      events.map((e) => e.idempotency?.keyHash ?? null),
+    ],
+  );
+  const byScope = new Map(claims.map((row) => [idempotencyScope(toScope(row), row.key_hash), row]));
+  return events.map((event) => {
+    const claim = event.idempotency
+      ? byScope.get(idempotencyScope(event, event.idempotency.keyHash))
+      : undefined;
+    return answerFromClaim(
+      event,
+      claim?.event_id ?? null,
+      claim?.received_at ?? null,
+      claim?.body_hash ?? null,
+    );
+  });
+}
+
+/** A replay of the claim's event when the bodies match, a conflict when they differ. */
+function answerFromClaim(
+  event: NewEvent,
+  eventId: string | null,
+  receivedAt: Date | null,
+  bodyHash: Uint8Array | null,
+): WriteResult | ServiceError {
+  if (!event.idempotency || eventId === null || receivedAt === null || bodyHash === null) {
+    return unsettled();
+  }
+  return Buffer.from(bodyHash).equals(event.idempotency.bodyHash)
+    ? { eventId, receivedAt, replayed: true }
+    : new ServiceError("conflict", Messages.idempotencyConflict);
+}
+
+function toScope(row: { project_id: string; environment: string }) {
+  return { projectId: row.project_id, environment: row.environment };
 }
 
 /** The first day of `at`'s UTC month, as a SQL date: the quota's counting period. */
