@@ -234,11 +234,14 @@ with batch as (
          context, month, key_hash, body_hash, expires_at, legacy_action_idx, ord)
 ),
 held as (
+  -- Lateral: one primary-key lookup per keyed event, whatever the table's size.
   select k.project_id, k.environment, k.key_hash, k.event_id, k.received_at, k.body_hash
-    from idempotency_keys k
-    join batch b on k.project_id = b.project_id and k.environment = b.environment
-                and k.key_hash = b.key_hash
-   where k.expires_at > b.received_at
+    from batch b
+    cross join lateral (
+      select * from idempotency_keys i
+       where i.project_id = b.project_id and i.environment = b.environment
+         and i.key_hash = b.key_hash and i.expires_at > b.received_at) as k
+   where b.key_hash is not null
 ),
 fresh as (
   select b.*, row_number() over (partition by b.project_id, b.environment, b.month
