@@ -248,7 +248,7 @@ async function main(): Promise<void> {
   if (await hasCommand("h2load")) {
     await measure("service gRPC (h2load)", servicePids, "bench/load-h2load.ts", {
       address: `127.0.0.1:${service.port}`,
-      key: keys[0],
+      keys,
       connections: 4,
       streams: Math.max(1, Math.round(connections / 4)),
       durationSeconds,
