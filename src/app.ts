@@ -38,6 +38,7 @@ import { createProjectStore, type ProjectStore } from "./store/projects.js";
 import { MAX_BODY_BYTES } from "./transport/body.js";
 import { connectRoutes, errorBoundary } from "./transport/connect-routes.js";
 import { createCors } from "./transport/cors.js";
+import { createGrpcUnary } from "./transport/grpc-unary.js";
 import { createHttpHandler, notFound } from "./transport/http-handler.js";
 import type { Operations } from "./transport/operation.js";
 import { createRestRouter, type NodeRequest, type NodeResponse } from "./transport/rest.js";
@@ -131,11 +132,21 @@ export async function createApp(
     ...tokenOperations(createTokenService({ authenticator, tokens: frontendTokens })),
     ...adminOperations({ projects, keyring, authenticator, adminToken: secrets.adminToken }),
   ]);
+  const routes = connectRoutes(operations);
+  const interceptors = [errorBoundary(logger)];
   const connect = connectNodeAdapter({
-    routes: connectRoutes(operations),
-    interceptors: [errorBoundary(logger)],
+    routes,
+    interceptors,
     fallback: notFound,
     readMaxBytes: MAX_BODY_BYTES,
+  });
+  const grpcUnary = createGrpcUnary({
+    operations,
+    routes,
+    interceptors,
+    readMaxBytes: MAX_BODY_BYTES,
+    logger,
+    onServed: () => metrics.grpcUnaryServed(),
   });
   const procedures = new Set(
     SERVICES.flatMap((service) => service.methods.map((m) => `/${service.typeName}/${m.name}`)),
@@ -145,6 +156,7 @@ export async function createApp(
     metrics,
     rest: createRestRouter(SERVICES, operations),
     connect,
+    grpcUnary,
     procedures,
     readiness: { database: () => db.ping() },
     ...(limits.redisPing ? { optionalReadiness: { redis: limits.redisPing } } : {}),

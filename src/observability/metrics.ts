@@ -11,6 +11,8 @@ export interface Metrics {
   observeRequest(route: string, method: string, status: number, seconds: number): void;
   eventCreated(environment: string): void;
   rateLimiterFailedOpen(): void;
+  /** A unary gRPC call answered by the lean path (transport/grpc-unary.ts). */
+  grpcUnaryServed(): void;
 }
 
 /** Creates a registry with the service's metrics; process metrics when `withDefaults`. */
@@ -41,6 +43,11 @@ export function createMetrics(withDefaults = false): Metrics {
     help: "Requests admitted without a rate-limit check because Redis was unreachable.",
     registers: [registry],
   });
+  const grpcLean = new Counter({
+    name: "audit_grpc_unary_lean_total",
+    help: "Unary gRPC calls answered without the Connect adapter's streaming pipeline.",
+    registers: [registry],
+  });
   return {
     registry,
     observeRequest(route, method, status, seconds) {
@@ -52,6 +59,9 @@ export function createMetrics(withDefaults = false): Metrics {
     },
     rateLimiterFailedOpen() {
       failOpen.inc();
+    },
+    grpcUnaryServed() {
+      grpcLean.inc();
     },
   };
 }

@@ -31,6 +31,8 @@ export interface HttpHandlerDeps {
   rest: RestRouter;
   /** The Connect adapter; it answers 404 itself for unknown paths. */
   connect: (req: NodeRequest, res: NodeResponse) => void;
+  /** Unary gRPC calls it can take (grpc-unary.ts); the rest go to `connect`. */
+  grpcUnary?: (req: NodeRequest, res: NodeResponse) => boolean;
   /** Paths of the RPC procedures, for metrics labels. */
   procedures: ReadonlySet<string>;
   readiness: Record<string, ReadinessCheck>;
@@ -173,6 +175,7 @@ export function createHttpHandler(deps: HttpHandlerDeps) {
       return;
     }
     if (deps.procedures.has(path)) route = path;
+    if (deps.grpcUnary?.(req, res)) return;
     deps.connect(req, res);
   };
 }
