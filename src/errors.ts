@@ -66,6 +66,7 @@ export const Messages = {
   internal: "Internal server error",
   unavailable: "Service temporarily unavailable: the database cannot be reached",
   notFound: "Not found",
+  invalidAuthority: "Invalid Host or :authority header",
 } as const;
 
 /** True when the error means the database could not be reached (not a query bug). */

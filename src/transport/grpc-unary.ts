@@ -12,10 +12,20 @@
  * untouched, and so does a body that is not exactly one well-formed message: the adapter
  * then reads the bytes already read, then the rest, and answers with its own error.
  *
+ * It runs no interceptors: it maps errors itself as the adapter's error boundary does
+ * (connect-routes.ts), and `interceptors` serve only the requests it hands over. Put new
+ * behaviour in the operations, which every protocol shares, not in an interceptor.
+ *
  * Uses connect's protocol helpers marked internal; the connect packages are pinned.
  */
 import { type DescMethod, fromBinary, type Message, toBinary, toJson } from "@bufbuild/protobuf";
-import { type ConnectRouter, createConnectRouter, type Interceptor } from "@connectrpc/connect";
+import {
+  Code,
+  ConnectError,
+  type ConnectRouter,
+  createConnectRouter,
+  type Interceptor,
+} from "@connectrpc/connect";
 import {
   compressedFlag,
   compressionNegotiate,
@@ -37,6 +47,7 @@ import type { NodeRequest, NodeResponse } from "./rest.js";
 export interface GrpcUnaryOptions {
   operations: Operations;
   routes: (router: ConnectRouter) => void;
+  /** The adapter's interceptors, for the requests handed over to it. */
   interceptors: Interceptor[];
   readMaxBytes: number;
   logger: Logger;
@@ -82,10 +93,18 @@ export function createGrpcUnary(options: GrpcUnaryOptions): GrpcUnaryHandler {
       for await (const chunk of req) yield chunk as Uint8Array;
     })();
     // The adapter's request, with the body replayed (its own reader is never started).
-    route
-      .connect({ ...universalRequestFromNodeRequest(req, res, undefined, undefined), body })
+    // Building it throws on an authority that is not a URL's; the stream is reset then.
+    Promise.resolve()
+      .then(() =>
+        route.connect({ ...universalRequestFromNodeRequest(req, res, undefined, undefined), body }),
+      )
       .then((response) => universalResponseToNodeResponse(response, res))
-      .catch(() => res.destroy());
+      .catch((reason: unknown) => {
+        if (ConnectError.from(reason).code !== Code.Aborted) {
+          options.logger.error({ err: reason, procedure: req.url }, "gRPC request failed");
+        }
+        res.destroy();
+      });
   };
 
   return (req, res) => {
@@ -137,24 +156,29 @@ export function createGrpcUnary(options: GrpcUnaryOptions): GrpcUnaryHandler {
         readJson: () => toJson(route.method.input, input),
       });
     } catch (error) {
+      // What the adapter's errorBoundary interceptor does, logging included.
       const mapped = toConnectError(error);
       if (mapped.unexpected) {
         options.logger.error(
-          { err: error, reqId: header(req, "x-request-id"), procedure: req.url },
+          { err: error, reqId: header(req, "x-request-id"), procedure: procedureUrl(req) },
           "request failed",
         );
       }
-      const trailer = new Headers();
-      setTrailerStatus(trailer, mapped.error);
-      res.writeHead(200, sorted(headers));
-      res.addTrailers(Object.fromEntries(trailer));
-      res.end();
+      writeError(res, headers, mapped.error);
       return;
     }
     for (const [name, value] of Object.entries(reply.headers ?? {})) {
       headers[name.toLowerCase()] = value;
     }
-    let payload = toBinary(route.method.output, reply.message);
+    let payload: Uint8Array;
+    try {
+      payload = toBinary(route.method.output, reply.message);
+    } catch (error) {
+      // The adapter's serializer fails the same way, after the operation's headers.
+      const message = error instanceof Error ? error.message : String(error);
+      writeError(res, headers, new ConnectError(`serialize binary: ${message}`, Code.Internal));
+      return;
+    }
     let flags = 0;
     if (compression && payload.byteLength >= COMPRESS_MIN_BYTES) {
       payload = await compression.compress(payload);
@@ -171,6 +195,22 @@ export function createGrpcUnary(options: GrpcUnaryOptions): GrpcUnaryHandler {
   }
 }
 
+/** An error as the adapter sends it: the headers, then its status in the trailers. */
+function writeError(res: NodeResponse, headers: Record<string, string>, error: ConnectError) {
+  const trailer = new Headers();
+  setTrailerStatus(trailer, error);
+  res.writeHead(200, sorted(headers));
+  res.addTrailers(Object.fromEntries(trailer));
+  res.end();
+}
+
+/** The procedure's URL as the adapter's interceptors see it (logged on errors). */
+function procedureUrl(req: NodeRequest): string {
+  const secure = "encrypted" in req.socket && req.socket.encrypted === true;
+  const authority = "authority" in req ? req.authority : req.headers.host;
+  return `${secure ? "https" : "http"}://${authority ?? ""}${req.url ?? ""}`;
+}
+
 /** A request header as connect reads it: repeated values joined with ", ". */
 function header(req: NodeRequest, name: string): string | undefined {
   const value = req.headers[name];
@@ -185,7 +225,8 @@ function sorted(headers: Record<string, string>): Record<string, string> {
 /**
  * Reads the request body: `message` is the one uncompressed message it holds, or
  * undefined when it holds anything else (then the caller hands `chunks`, everything read
- * so far, to the adapter). Stops reading at a declared length over `maxBytes`.
+ * so far, to the adapter). As the adapter does, it stops reading as soon as the envelope
+ * declares more than `maxBytes` or a compressed message.
  */
 function readEnvelope(
   req: NodeRequest,
@@ -194,6 +235,7 @@ function readEnvelope(
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let length = 0;
+    let declared: number | undefined;
     const finish = (complete: boolean) => {
       req.off("data", onData);
       req.off("end", onEnd);
@@ -209,6 +251,15 @@ function readEnvelope(
     const onData = (chunk: Buffer) => {
       chunks.push(chunk);
       length += chunk.length;
+      if (declared === undefined && length >= HEADER_BYTES) {
+        const head = chunks.length === 1 ? chunk : Buffer.concat(chunks);
+        declared = head.readUInt32BE(1);
+        if (head[0] !== 0 || declared > maxBytes) {
+          req.pause();
+          finish(false);
+          return;
+        }
+      }
       if (length > HEADER_BYTES + maxBytes) {
         req.pause();
         finish(false);

@@ -176,7 +176,14 @@ export function createHttpHandler(deps: HttpHandlerDeps) {
     }
     if (deps.procedures.has(path)) route = path;
     if (deps.grpcUnary?.(req, res)) return;
-    deps.connect(req, res);
+    try {
+      deps.connect(req, res);
+    } catch {
+      // The adapter builds the request's URL from its authority and throws, synchronously
+      // and out of this listener, on one that is not a URL's (`:authority: a:b`): an
+      // uncaught exception that would end the process.
+      fail(res, new ServiceError("bad_request", Messages.invalidAuthority), requestId);
+    }
   };
 }
 

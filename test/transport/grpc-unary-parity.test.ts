@@ -92,7 +92,13 @@ function comparable(response: RawResponse) {
       decodeRpcStatus(Buffer.from(details, "base64")),
     );
   }
-  return { headers, trailers, flags: response.frames.map((frame) => frame.flags) };
+  return {
+    headers,
+    order: Object.keys(headers),
+    trailers,
+    trailerOrder: Object.keys(trailers),
+    flags: response.frames.map((frame) => frame.flags),
+  };
 }
 
 describe("unary gRPC: the lean path answers as the Connect adapter does", () => {
@@ -181,6 +187,79 @@ describe("unary gRPC: the lean path answers as the Connect adapter does", () => 
       const { lean } = await both(CREATE, auth, body, false);
       expect(lean.trailers["grpc-status"]).not.toBe("0");
     }
+  });
+
+  it("`application/grpc+proto` and `grpc-encoding: identity` take the lean path alike", async () => {
+    const auth = { authorization: `Bearer ${key.secret}` };
+    for (const extra of [
+      { "content-type": "application/grpc+proto" },
+      { "content-type": "APPLICATION/GRPC" },
+      { "grpc-encoding": "identity" },
+    ]) {
+      const { lean } = await both(CREATE, { ...auth, ...extra }, envelope(eventMessage()));
+      expect(lean.trailers["grpc-status"]).toBe("0");
+    }
+  });
+
+  it("a message declared over the size limit is refused at once, before the rest is sent", async () => {
+    const auth = { authorization: `Bearer ${key.secret}` };
+    const answers: RawResponse["trailers"][] = [];
+    for (const extra of [{}, { "grpc-timeout": "99S" }]) {
+      const trailers = await new Promise<RawResponse["trailers"]>((resolve, reject) => {
+        const stream = session.request({
+          ":method": "POST",
+          ":path": CREATE,
+          "content-type": "application/grpc",
+          ...auth,
+          ...extra,
+        });
+        stream.on("trailers", (received: IncomingHttpHeaders) => {
+          resolve({ ...received });
+          stream.close();
+        });
+        stream.on("error", reject);
+        stream.on("data", () => {});
+        // Only the header, declaring 64 MiB; the stream stays open.
+        const head = Buffer.alloc(5);
+        head.writeUInt32BE(64 * 1024 * 1024, 1);
+        stream.write(head);
+      });
+      answers.push(trailers);
+    }
+    expect(answers[0]?.["grpc-status"]).toBe("8");
+    expect(answers[0]).toEqual(answers[1]);
+  });
+
+  it("an authority that is no URL's neither ends the process nor goes unanswered", async () => {
+    const odd = { ":authority": "a:b", authorization: `Bearer ${key.secret}` };
+    // The adapter's path (Connect JSON) answers 400.
+    const json = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const stream = session.request({
+        ":method": "POST",
+        ":path": CREATE,
+        "content-type": "application/json",
+        ...odd,
+      });
+      let status = 0;
+      const chunks: Buffer[] = [];
+      stream.on("response", (headers: IncomingHttpHeaders) => {
+        status = Number(headers[":status"]);
+      });
+      stream.on("data", (chunk: Buffer) => chunks.push(chunk));
+      stream.on("end", () => resolve({ status, body: Buffer.concat(chunks).toString() }));
+      stream.on("error", reject);
+      stream.end("{}");
+    });
+    expect(json).toEqual({
+      status: 400,
+      body: JSON.stringify({ error: "Invalid Host or :authority header" }),
+    });
+    // A malformed gRPC body handed over to the adapter: the stream is closed unanswered.
+    const handedOver = await send(session, CREATE, odd, Buffer.from([0, 0])).catch(() => undefined);
+    expect(handedOver?.trailers["grpc-status"]).toBeUndefined();
+    // And the lean path answers a well-formed call whatever the authority.
+    const lean = await send(session, CREATE, odd, envelope(eventMessage()));
+    expect(lean.trailers["grpc-status"]).toBe("0");
   });
 
   it("a large reply (ListEvents) compressed alike when the client accepts gzip", async () => {
