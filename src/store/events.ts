@@ -15,7 +15,8 @@
  *   later one going to the next batch;
  * - the monthly count never passes the plan's limit: the counter row is locked by the
  *   upsert until the statement commits, and only as many events as fit are inserted;
- *   an event counted whose key another batch won meanwhile is given back at once;
+ *   an event counted whose key another instance's batch won meanwhile is given back right
+ *   after (a second statement: until then, or if it fails, the count is that much high);
  * - counter rows, then keys, are locked in a fixed order, so concurrent batches never
  *   deadlock.
  */
@@ -107,6 +108,9 @@ export function createEventStore(db: Db, options: EventStoreOptions): EventStore
   let running = 0;
   let scheduled = false;
   const idleWaiters: (() => void)[] = [];
+  // Idempotency-Keys of the batches being written: a request with one of them waits for
+  // that batch to commit, then replays it (rather than racing it and losing the key).
+  const keysInFlight = new Set<string>();
 
   const schedule = () => {
     if (scheduled || queue.length === 0 || running >= concurrency) return;
@@ -117,10 +121,16 @@ export function createEventStore(db: Db, options: EventStoreOptions): EventStore
   const flush = () => {
     scheduled = false;
     while (queue.length > 0 && running < concurrency) {
-      const { batch, deferred } = splitBatch(queue, maxBatch);
+      const { batch, deferred } = splitBatch(queue, maxBatch, keysInFlight);
+      if (batch.length === 0) break;
       queue = deferred;
+      const keys = batch.flatMap(({ event }) =>
+        event.idempotency ? [idempotencyScope(event, event.idempotency.keyHash)] : [],
+      );
+      for (const key of keys) keysInFlight.add(key);
       running++;
       void writeBatch(db, batch, options.quota).finally(() => {
+        for (const key of keys) keysInFlight.delete(key);
         running--;
         schedule();
         if (running === 0 && queue.length === 0) {
@@ -153,12 +163,17 @@ export function createEventStore(db: Db, options: EventStoreOptions): EventStore
 
 /**
  * Takes up to `max` events from the queue for one batch, leaving in the queue (in
- * order) any event whose idempotency key is already in the batch.
+ * order) any event whose idempotency key is already in the batch or in `busy` (batches
+ * being written).
  */
-function splitBatch(queue: Pending[], max: number): { batch: Pending[]; deferred: Pending[] } {
+function splitBatch(
+  queue: Pending[],
+  max: number,
+  busy: ReadonlySet<string>,
+): { batch: Pending[]; deferred: Pending[] } {
   const batch: Pending[] = [];
   const deferred: Pending[] = [];
-  const keys = new Set<string>();
+  const keys = new Set<string>(busy);
   for (const pending of queue) {
     if (batch.length >= max) {
       deferred.push(pending);
@@ -234,13 +249,15 @@ with batch as (
          context, month, key_hash, body_hash, expires_at, legacy_action_idx, ord)
 ),
 held as (
-  -- Lateral: one primary-key lookup per keyed event, whatever the table's size.
+  -- One primary-key lookup per keyed event, whatever the table's size (the limit keeps
+  -- the planner from turning the lateral subquery into a join it may hash).
   select k.project_id, k.environment, k.key_hash, k.event_id, k.received_at, k.body_hash
     from batch b
     cross join lateral (
       select * from idempotency_keys i
        where i.project_id = b.project_id and i.environment = b.environment
-         and i.key_hash = b.key_hash and i.expires_at > b.received_at) as k
+         and i.key_hash = b.key_hash and i.expires_at > b.received_at
+       limit 1) as k
    where b.key_hash is not null
 ),
 fresh as (
@@ -377,9 +394,8 @@ async function writeEvents(
         lost.push(i);
         return unsettled();
       case "refused":
-        if (row.count === null || row.plan === null) {
-          throw new Error(`no usage counter for project ${event.projectId}`);
-        }
+        // No counter: the project is unknown, so nothing was written for this event.
+        if (row.count === null || row.plan === null) return unsettled();
         return quota.refuse({
           current: row.count,
           limit: quota.limits[row.plan] ?? 0,
@@ -390,11 +406,13 @@ async function writeEvents(
     }
   });
   if (lost.length > 0) {
+    // The statement has committed: whatever happens now, the other events keep their
+    // outcomes, and a lost one left unsettled is answered 503 (its retry replays).
     const settled = await settleLost(
       db,
       lost.map((i) => events[i] as NewEvent),
       lost.map((i) => months[i] as string),
-    );
+    ).catch(() => []);
     lost.forEach((i, n) => {
       outcomes[i] = settled[n] ?? unsettled();
     });
@@ -412,15 +430,33 @@ async function settleLost(
   events: NewEvent[],
   months: string[],
 ): Promise<(WriteResult | ServiceError)[]> {
-  await db.query(
-    `update usage_counters u set count = u.count - g.n
-       from (select project_id, environment, month, count(*)::int as n
-               from unnest($1::uuid[], $2::text[], $3::date[]) as l(project_id, environment, month)
-              group by 1, 2, 3) as g
-      where u.project_id = g.project_id and u.environment = g.environment
-        and u.month = g.month`,
-    [events.map((e) => e.projectId), events.map((e) => e.environment), months],
-  );
+  // One counter per statement, in the batches' lock order, so no lock is held while
+  // waiting for another (a batch holding several counters could otherwise deadlock).
+  const givenBack = new Map<
+    string,
+    { projectId: string; environment: string; month: string; n: number }
+  >();
+  events.forEach((event, i) => {
+    const month = months[i] as string;
+    const key = `${event.projectId}|${event.environment}|${month}`;
+    const counter = givenBack.get(key) ?? {
+      projectId: event.projectId,
+      environment: event.environment,
+      month,
+      n: 0,
+    };
+    counter.n++;
+    givenBack.set(key, counter);
+  });
+  for (const key of [...givenBack.keys()].sort()) {
+    const counter = givenBack.get(key);
+    if (!counter) continue;
+    await db.query(
+      `update usage_counters set count = count - $4
+        where project_id = $1 and environment = $2 and month = $3`,
+      [counter.projectId, counter.environment, counter.month, counter.n],
+    );
+  }
   const claims = await db.query<ClaimRow>(
     `select k.project_id, k.environment, k.key_hash, k.event_id, k.received_at, k.body_hash
        from idempotency_keys k
