@@ -14,21 +14,17 @@ import { monthlyQuota } from "../../src/limits/monthly-quota.js";
 import type { Db } from "../../src/store/db.js";
 import { createEventStore, type EventStore, type NewEvent } from "../../src/store/events.js";
 import { migrate } from "../../src/store/migrations.js";
-import { createPgliteDb } from "../../src/store/pglite-driver.js";
-import { createPostgresDb } from "../../src/store/postgres-driver.js";
-import { createIsolatedStorage, type IsolatedStorage } from "../support/isolated-storage.js";
+import { createIsolatedDb } from "../support/isolated-storage.js";
 
-let storage: IsolatedStorage;
 let db: Db;
+let cleanup: () => Promise<void>;
 let statements: string[] = [];
 const projectId = randomUUID();
 
 beforeAll(async () => {
-  storage = await createIsolatedStorage();
-  const opened =
-    storage.kind === "postgres"
-      ? createPostgresDb({ url: storage.env.DATABASE_URL ?? "" })
-      : await createPgliteDb(storage.env.DATA_DIR ?? "");
+  const isolated = await createIsolatedDb();
+  cleanup = isolated.cleanup;
+  const opened = isolated.db;
   // Records each statement, to see which paths a write took.
   db = {
     ...opened,
@@ -49,8 +45,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await db.close();
-  await storage.cleanup();
+  await cleanup();
 });
 
 function newEvent(keyHash: Buffer | undefined, bodyHash: Buffer): NewEvent {

@@ -9,24 +9,17 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { blindIndexBlock, searchTokenIds, searchTokens } from "../../src/crypto/blind-index.js";
 import type { Db } from "../../src/store/db.js";
 import { migrate, migrations } from "../../src/store/migrations.js";
-import { createPgliteDb } from "../../src/store/pglite-driver.js";
-import { createPostgresDb } from "../../src/store/postgres-driver.js";
-import { createIsolatedStorage, type IsolatedStorage } from "../support/isolated-storage.js";
+import { createIsolatedDb } from "../support/isolated-storage.js";
 
-let storage: IsolatedStorage;
 let db: Db;
+let cleanup: () => Promise<void>;
 
 beforeAll(async () => {
-  storage = await createIsolatedStorage();
-  db =
-    storage.kind === "postgres"
-      ? createPostgresDb({ url: storage.env.DATABASE_URL ?? "" })
-      : await createPgliteDb(storage.env.DATA_DIR ?? "");
+  ({ db, cleanup } = await createIsolatedDb());
 });
 
 afterAll(async () => {
-  await db.close();
-  await storage.cleanup();
+  await cleanup();
 });
 
 describe("migration 6: search tokens as bigint ids", () => {

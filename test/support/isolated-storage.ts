@@ -10,6 +10,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
 import postgres from "postgres";
+import type { Db } from "../../src/store/db.js";
+import { createPgliteDb } from "../../src/store/pglite-driver.js";
+import { createPostgresDb } from "../../src/store/postgres-driver.js";
 
 /** Isolated storage and the configuration variables that point the service at it. */
 export interface IsolatedStorage {
@@ -61,6 +64,22 @@ export async function createIsolatedStorage(): Promise<IsolatedStorage> {
   env.DATA_DIR = dir;
   cleanups.push(() => rm(dir, { recursive: true, force: true }));
   return { kind: "pglite", env, database: undefined, cleanup };
+}
+
+/** A database of its own on the suite's driver, opened (not migrated); `cleanup` closes and drops it. */
+export async function createIsolatedDb(): Promise<{ db: Db; cleanup(): Promise<void> }> {
+  const storage = await createIsolatedStorage();
+  const db =
+    storage.kind === "postgres"
+      ? createPostgresDb({ url: storage.env.DATABASE_URL ?? "" })
+      : await createPgliteDb(storage.env.DATA_DIR ?? "");
+  return {
+    db,
+    async cleanup() {
+      await db.close();
+      await storage.cleanup();
+    },
+  };
 }
 
 /** Deletes every Redis key that contains `prefix`. */
