@@ -3,20 +3,25 @@
  * to its protocol-free operation; an interceptor maps errors at one boundary.
  */
 import { type DescMethod, type Message, toJson } from "@bufbuild/protobuf";
-import type { ConnectRouter, HandlerContext, Interceptor, MethodImpl } from "@connectrpc/connect";
+import type {
+  ConnectError,
+  ConnectRouter,
+  HandlerContext,
+  Interceptor,
+  MethodImpl,
+} from "@connectrpc/connect";
 import type { Logger } from "pino";
 import { toConnectError } from "./connect-errors.js";
-import type { Operations } from "./operation.js";
+import type { Operation, OperationReply, Operations } from "./operation.js";
 
 /** Registers every operation as an RPC. */
 export function connectRoutes(operations: Operations): (router: ConnectRouter) => void {
   return (router) => {
     for (const [method, operation] of operations) {
       const handler = async (request: Message, context: HandlerContext): Promise<Message> => {
-        const reply = await operation({
-          header: (name) => context.requestHeader.get(name) ?? undefined,
-          readJson: () => toJson(method.input, request),
-        });
+        const reply = await callOperation(operation, method, request, (name) =>
+          context.requestHeader.get(name),
+        );
         for (const [name, value] of Object.entries(reply.headers ?? {})) {
           context.responseHeader.set(name, value);
         }
@@ -28,20 +33,46 @@ export function connectRoutes(operations: Operations): (router: ConnectRouter) =
   };
 }
 
+/**
+ * One RPC call of an operation, as every RPC path makes it (these routes and the lean
+ * gRPC path, grpc-unary.ts): the request's JSON form is the decoded message.
+ */
+export function callOperation(
+  operation: Operation,
+  method: DescMethod,
+  request: Message,
+  header: (name: string) => string | null | undefined,
+): Promise<OperationReply> {
+  return operation({
+    header: (name) => header(name) ?? undefined,
+    readJson: () => toJson(method.input, request),
+  });
+}
+
 /** Maps thrown errors to ConnectErrors; logs the unexpected ones with the request id. */
 export function errorBoundary(logger: Logger): Interceptor {
   return (next) => async (request) => {
     try {
       return await next(request);
     } catch (error) {
-      const mapped = toConnectError(error);
-      if (mapped.unexpected) {
-        logger.error(
-          { err: error, reqId: request.header.get("x-request-id"), procedure: request.url },
-          "request failed",
-        );
-      }
-      throw mapped.error;
+      throw rpcError(logger, error, request.header.get("x-request-id"), request.url);
     }
   };
+}
+
+/**
+ * The ConnectError an RPC answers for `error`, on every RPC path; an unexpected one is
+ * logged with the request id and the procedure's URL.
+ */
+export function rpcError(
+  logger: Logger,
+  error: unknown,
+  requestId: string | null | undefined,
+  procedure: string,
+): ConnectError {
+  const mapped = toConnectError(error);
+  if (mapped.unexpected) {
+    logger.error({ err: error, reqId: requestId, procedure }, "request failed");
+  }
+  return mapped.error;
 }

@@ -13,12 +13,12 @@
  * then reads the bytes already read, then the rest, and answers with its own error.
  *
  * It runs no interceptors: it maps errors itself as the adapter's error boundary does
- * (connect-routes.ts), and `interceptors` serve only the requests it hands over. Put new
+ * (`rpcError`, connect-routes.ts), and `interceptors` serve only the requests it hands over. Put new
  * behaviour in the operations, which every protocol shares, not in an interceptor.
  *
  * Uses connect's protocol helpers marked internal; the connect packages are pinned.
  */
-import { type DescMethod, fromBinary, type Message, toBinary, toJson } from "@bufbuild/protobuf";
+import { type DescMethod, fromBinary, type Message, toBinary } from "@bufbuild/protobuf";
 import {
   Code,
   ConnectError,
@@ -39,9 +39,9 @@ import {
   universalResponseToNodeResponse,
 } from "@connectrpc/connect-node";
 import type { Logger } from "pino";
-import { toConnectError } from "./connect-errors.js";
-import type { Operation, Operations } from "./operation.js";
-import type { NodeRequest, NodeResponse } from "./rest.js";
+import { callOperation, rpcError } from "./connect-routes.js";
+import type { Operation, OperationReply, Operations } from "./operation.js";
+import { headerValue, type NodeRequest, type NodeResponse } from "./rest.js";
 
 /** What the Connect adapter is configured with, so that both paths answer alike. */
 export interface GrpcUnaryOptions {
@@ -110,12 +110,12 @@ export function createGrpcUnary(options: GrpcUnaryOptions): GrpcUnaryHandler {
   return (req, res) => {
     const route = routes.get(req.url ?? "");
     if (!route || req.httpVersionMajor !== 2 || req.method !== "POST") return false;
-    if (!CONTENT_TYPE.test(header(req, "content-type") ?? "")) return false;
-    if (header(req, "grpc-timeout") !== undefined) return false;
+    if (!CONTENT_TYPE.test(headerValue(req, "content-type") ?? "")) return false;
+    if (headerValue(req, "grpc-timeout") !== undefined) return false;
     const compression = compressionNegotiate(
       ACCEPT_COMPRESSION,
-      header(req, "grpc-encoding") ?? null,
-      header(req, "grpc-accept-encoding") ?? null,
+      headerValue(req, "grpc-encoding") ?? null,
+      headerValue(req, "grpc-accept-encoding") ?? null,
       "grpc-accept-encoding",
     );
     if (compression.error || compression.request) return false;
@@ -149,22 +149,14 @@ export function createGrpcUnary(options: GrpcUnaryOptions): GrpcUnaryHandler {
   ): Promise<void> {
     const headers: Record<string, string> = { "content-type": "application/grpc+proto" };
     if (compression) headers["grpc-encoding"] = compression.name;
-    let reply: Awaited<ReturnType<Operation>>;
+    let reply: OperationReply;
     try {
-      reply = await route.operation({
-        header: (name) => header(req, name),
-        readJson: () => toJson(route.method.input, input),
-      });
+      reply = await callOperation(route.operation, route.method, input, (name) =>
+        headerValue(req, name),
+      );
     } catch (error) {
-      // What the adapter's errorBoundary interceptor does, logging included.
-      const mapped = toConnectError(error);
-      if (mapped.unexpected) {
-        options.logger.error(
-          { err: error, reqId: header(req, "x-request-id"), procedure: procedureUrl(req) },
-          "request failed",
-        );
-      }
-      writeError(res, headers, mapped.error);
+      const requestId = headerValue(req, "x-request-id");
+      writeError(res, headers, rpcError(options.logger, error, requestId, procedureUrl(req)));
       return;
     }
     for (const [name, value] of Object.entries(reply.headers ?? {})) {
@@ -209,12 +201,6 @@ function procedureUrl(req: NodeRequest): string {
   const secure = "encrypted" in req.socket && req.socket.encrypted === true;
   const authority = "authority" in req ? req.authority : req.headers.host;
   return `${secure ? "https" : "http"}://${authority ?? ""}${req.url ?? ""}`;
-}
-
-/** A request header as connect reads it: repeated values joined with ", ". */
-function header(req: NodeRequest, name: string): string | undefined {
-  const value = req.headers[name];
-  return Array.isArray(value) ? value.join(", ") : value;
 }
 
 /** Header names in the order connect writes them (a Headers object iterates sorted). */
