@@ -44,7 +44,7 @@ export function blindIndexes(
 
 /**
  * The blind indexes of `values` in the named `column`, as one buffer of 16-byte
- * indexes in order (how an event's search tokens are stored).
+ * indexes in order, from one cipher call (an event's search tokens: `searchTokenIds`).
  */
 export function blindIndexBlock(
   indexKey: Buffer,

@@ -91,13 +91,18 @@ interface Pending {
   reject: (error: unknown) => void;
 }
 
-interface ClaimRow {
-  project_id: string;
-  environment: string;
-  key_hash: Uint8Array;
+/** What an Idempotency-Key's claim answers a replay with. */
+interface HeldClaim {
   event_id: string;
   received_at: Date;
   body_hash: Uint8Array;
+}
+
+/** A claim row with its key. */
+interface ClaimRow extends HeldClaim {
+  project_id: string;
+  environment: string;
+  key_hash: Uint8Array;
 }
 
 /** Creates the repository. */
@@ -329,8 +334,7 @@ select case when w.id is not null then 'written'
             when h.event_id is not null then 'held'
             when a.id is not null then 'lost'
             else 'refused' end as outcome,
-       h.event_id as held_event_id, h.received_at as held_received_at,
-       h.body_hash as held_body_hash, c.count, c.plan
+       h.event_id, h.received_at, h.body_hash, c.count, c.plan
   from batch b
   left join written w on w.id = b.id
   left join admitted a on a.id = b.id
@@ -340,14 +344,14 @@ select case when w.id is not null then 'written'
                      and c.month = b.month
  order by b.ord`;
 
-interface OutcomeRow {
+/** An event's outcome; the held claim's columns are null unless it was held. */
+interface OutcomeRow extends Nullable<HeldClaim> {
   outcome: "written" | "held" | "lost" | "refused";
-  held_event_id: string | null;
-  held_received_at: Date | null;
-  held_body_hash: Uint8Array | null;
   count: number | null;
   plan: string | null;
 }
+
+type Nullable<T> = { [K in keyof T]: T[K] | null };
 
 /** Writes a batch of events: per event, in order, its result or the error that refused it. */
 async function writeEvents(
@@ -389,7 +393,7 @@ async function writeEvents(
       case "written":
         return { eventId: event.eventId, receivedAt: event.receivedAt, replayed: false };
       case "held":
-        return answerFromClaim(event, row.held_event_id, row.held_received_at, row.held_body_hash);
+        return answerFromClaim(event, row);
       case "lost":
         lost.push(i);
         return unsettled();
@@ -430,31 +434,12 @@ async function settleLost(
   events: NewEvent[],
   months: string[],
 ): Promise<(WriteResult | ServiceError)[]> {
-  // One counter per statement, in the batches' lock order, so no lock is held while
-  // waiting for another (a batch holding several counters could otherwise deadlock).
-  const givenBack = new Map<
-    string,
-    { projectId: string; environment: string; month: string; n: number }
-  >();
-  events.forEach((event, i) => {
-    const month = months[i] as string;
-    const key = `${event.projectId}|${event.environment}|${month}`;
-    const counter = givenBack.get(key) ?? {
-      projectId: event.projectId,
-      environment: event.environment,
-      month,
-      n: 0,
-    };
-    counter.n++;
-    givenBack.set(key, counter);
-  });
-  for (const key of [...givenBack.keys()].sort()) {
-    const counter = givenBack.get(key);
-    if (!counter) continue;
+  // One counter and one statement at a time: no lock is held while waiting for another.
+  for (const [i, event] of events.entries()) {
     await db.query(
-      `update usage_counters set count = count - $4
+      `update usage_counters set count = count - 1
         where project_id = $1 and environment = $2 and month = $3`,
-      [counter.projectId, counter.environment, counter.month, counter.n],
+      [event.projectId, event.environment, months[i]],
     );
   }
   const claims = await db.query<ClaimRow>(
@@ -469,37 +454,31 @@ async function settleLost(
       events.map((e) => e.idempotency?.keyHash ?? null),
     ],
   );
-  const byScope = new Map(claims.map((row) => [idempotencyScope(toScope(row), row.key_hash), row]));
-  return events.map((event) => {
-    const claim = event.idempotency
-      ? byScope.get(idempotencyScope(event, event.idempotency.keyHash))
-      : undefined;
-    return answerFromClaim(
+  const byScope = new Map(
+    claims.map((row) => [
+      idempotencyScope({ projectId: row.project_id, environment: row.environment }, row.key_hash),
+      row,
+    ]),
+  );
+  return events.map((event) =>
+    answerFromClaim(
       event,
-      claim?.event_id ?? null,
-      claim?.received_at ?? null,
-      claim?.body_hash ?? null,
-    );
-  });
+      event.idempotency && byScope.get(idempotencyScope(event, event.idempotency.keyHash)),
+    ),
+  );
 }
 
 /** A replay of the claim's event when the bodies match, a conflict when they differ. */
 function answerFromClaim(
   event: NewEvent,
-  eventId: string | null,
-  receivedAt: Date | null,
-  bodyHash: Uint8Array | null,
+  claim: Nullable<HeldClaim> | undefined,
 ): WriteResult | ServiceError {
-  if (!event.idempotency || eventId === null || receivedAt === null || bodyHash === null) {
+  if (!event.idempotency || !claim?.event_id || !claim.received_at || !claim.body_hash) {
     return unsettled();
   }
-  return Buffer.from(bodyHash).equals(event.idempotency.bodyHash)
-    ? { eventId, receivedAt, replayed: true }
+  return Buffer.from(claim.body_hash).equals(event.idempotency.bodyHash)
+    ? { eventId: claim.event_id, receivedAt: claim.received_at, replayed: true }
     : new ServiceError("conflict", Messages.idempotencyConflict);
-}
-
-function toScope(row: { project_id: string; environment: string }) {
-  return { projectId: row.project_id, environment: row.environment };
 }
 
 /** The first day of `at`'s UTC month, as a SQL date: the quota's counting period. */
