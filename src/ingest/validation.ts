@@ -156,14 +156,14 @@ function compileMessageField(schema: DescMessage, rules: FieldRules | undefined)
           return undefined;
         }
         sizeCheck(value, path, issues);
-        reservedKeyCheck(value, path, issues);
+        storableCheck(value, path, issues);
         return value;
       };
     case "google.protobuf.Value":
       // Any JSON value, null included.
       return (value, path, issues) => {
         sizeCheck(value, path, issues);
-        reservedKeyCheck(value, path, issues);
+        storableCheck(value, path, issues);
         return value;
       };
     default:
@@ -187,7 +187,8 @@ const RESERVED_KEY = "__proto__";
  */
 export const MAX_NESTING = 100;
 
-function reservedKeyCheck(value: unknown, path: Path, issues: FieldIssue[]): void {
+/** Refuses JSON that could not be stored and read back as sent. */
+function storableCheck(value: unknown, path: Path, issues: FieldIssue[]): void {
   // Every protocol comes through here; REST bodies were already depth-checked as text.
   if (nesting(value, 0) > MAX_NESTING) {
     issues.push({
@@ -197,14 +198,8 @@ function reservedKeyCheck(value: unknown, path: Path, issues: FieldIssue[]): voi
     });
     return;
   }
-  const found = findReservedKey(value, []);
-  if (found) {
-    issues.push({
-      path: [...path, ...found],
-      message: `Key ${RESERVED_KEY} is not allowed: it cannot be read back`,
-      code: "custom",
-    });
-  }
+  const found = findUnstorable(value, []);
+  if (found) issues.push({ ...found, path: [...path, ...found.path] });
 }
 
 /** How deep arrays and objects nest in `value`, stopping once past the limit. */
@@ -218,16 +213,38 @@ function nesting(value: unknown, depth: number): number {
   return deepest;
 }
 
-function findReservedKey(value: unknown, at: Path): Path | undefined {
+/** The message of a JSON number beyond the range of a double (`1e400`). */
+export const NUMBER_OUT_OF_RANGE =
+  "Number out of range: it must fit in a 64-bit floating-point number";
+
+/**
+ * The first part of `value` that could not be read back as sent: a `__proto__` key, or
+ * a number beyond the range of a double (`1e400` parses as Infinity, which JSON writes
+ * as null; protobuf's Value cannot hold it either).
+ */
+function findUnstorable(value: unknown, at: Path): FieldIssue | undefined {
+  if (typeof value === "number" && !Number.isFinite(value)) {
+    return {
+      path: at,
+      message: NUMBER_OUT_OF_RANGE,
+      code: "custom",
+    };
+  }
   if (Array.isArray(value)) {
     for (const [index, item] of value.entries()) {
-      const found = findReservedKey(item, [...at, index]);
+      const found = findUnstorable(item, [...at, index]);
       if (found) return found;
     }
   } else if (typeof value === "object" && value !== null) {
     for (const [key, item] of Object.entries(value)) {
-      if (key === RESERVED_KEY) return [...at, key];
-      const found = findReservedKey(item, [...at, key]);
+      if (key === RESERVED_KEY) {
+        return {
+          path: [...at, key],
+          message: `Key ${RESERVED_KEY} is not allowed: it cannot be read back`,
+          code: "custom",
+        };
+      }
+      const found = findUnstorable(item, [...at, key]);
       if (found) return found;
     }
   }
@@ -237,13 +254,20 @@ function findReservedKey(value: unknown, at: Path): Path | undefined {
 const DATE_TIME =
   /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-](\d{2}):?(\d{2}))$/i;
 
+// The instants stored and returned: years 0001 to 9999 in UTC, the range that both
+// PostgreSQL and the RFC 3339 form of the answers (`toISOString`) write with four digits.
+const EARLIEST_INSTANT = Date.parse("0001-01-01T00:00:00.000Z");
+const LATEST_INSTANT = Date.parse("9999-12-31T23:59:59.999Z");
+
 /**
- * True for an ISO 8601 date-time with a zone that names a real instant. Each part is
- * range-checked: `Date.parse` alone would roll 2023-02-29 over to March 1st.
+ * True for an ISO 8601 date-time with a zone that names a real instant between years
+ * 0001 and 9999 in UTC. Each part is range-checked: `Date.parse` alone would roll
+ * 2023-02-29 over to March 1st.
  */
 export function isDateTime(value: string): boolean {
   const parts = DATE_TIME.exec(value);
-  if (!parts || Number.isNaN(Date.parse(value))) return false;
+  const instant = Date.parse(value);
+  if (!parts || !(instant >= EARLIEST_INSTANT && instant <= LATEST_INSTANT)) return false;
   const [year, month, day, hour, minute, second, zoneHour, zoneMinute] = parts
     .slice(1)
     .map((part) => (part === undefined ? 0 : Number(part)));

@@ -51,7 +51,6 @@ export interface EventReader {
 
 interface Row {
   id: string;
-  occurred_at: Date;
   occurred_us: string;
   received_at: Date;
   key_version: number;
@@ -105,7 +104,9 @@ export function createEventReader(db: Db): EventReader {
       );
       return rows.map((row) => ({
         eventId: row.id,
-        occurredAt: row.occurred_at,
+        // From the epoch figure, not the driver's reading of the timestamp's text, which
+        // V8 parses loosely: `0049-06-15 12:00:00+00` would come back as 2049.
+        occurredAt: new Date(Number(floorMillis(BigInt(row.occurred_us)).millis)),
         occurredMicros: BigInt(row.occurred_us),
         receivedAt: row.received_at,
         keyVersion: row.key_version,
@@ -117,13 +118,14 @@ export function createEventReader(db: Db): EventReader {
 }
 
 /** Microseconds since the epoch as a timestamptz literal, exactly (no float rounding). */
+/** Whole milliseconds of `micros` (rounded down, before the epoch too) and the rest. */
+function floorMillis(micros: bigint): { millis: bigint; rest: bigint } {
+  const rest = ((micros % 1000n) + 1000n) % 1000n;
+  return { millis: (micros - rest) / 1000n, rest };
+}
+
 function microsToTimestamp(micros: bigint): string {
-  let millis = micros / 1000n;
-  let rest = micros % 1000n;
-  if (rest < 0n) {
-    millis -= 1n;
-    rest += 1000n;
-  }
+  const { millis, rest } = floorMillis(micros);
   const iso = new Date(Number(millis)).toISOString();
   return `${iso.slice(0, -1)}${rest.toString().padStart(3, "0")}Z`;
 }

@@ -215,6 +215,13 @@ async function writeBatch(db: Db, batch: Pending[], quota: QuotaPolicy): Promise
       quota,
     );
   } catch (error) {
+    // A value the database refused fails the whole statement, and nothing of it was
+    // written: each event is tried alone, so that only the event that holds the value
+    // fails, not those of other requests (or projects) that shared its batch.
+    if (batch.length > 1 && isRefusedValue(error)) {
+      await Promise.all(batch.map((pending) => writeBatch(db, [pending], quota)));
+      return;
+    }
     for (const pending of batch) pending.reject(error);
     return;
   }
@@ -223,6 +230,16 @@ async function writeBatch(db: Db, batch: Pending[], quota: QuotaPolicy): Promise
     if (outcome instanceof Error) pending.reject(outcome);
     else pending.resolve(outcome);
   });
+}
+
+/**
+ * True for the database's refusal of a value in the statement (SQLSTATE classes 22,
+ * data exception, and 23, integrity constraint violation), as opposed to the database
+ * or the connection failing, which would fail each event alone just the same.
+ */
+function isRefusedValue(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" && /^2[23][0-9A-Z]{3}$/.test(code);
 }
 
 function unsettled(): ServiceError {

@@ -11,6 +11,8 @@ import type {
   MethodImpl,
 } from "@connectrpc/connect";
 import type { Logger } from "pino";
+import { Messages, ServiceError } from "../errors.js";
+import { NUMBER_OUT_OF_RANGE } from "../ingest/validation.js";
 import { toConnectError } from "./connect-errors.js";
 import type { Operation, OperationReply, Operations } from "./operation.js";
 
@@ -45,8 +47,24 @@ export function callOperation(
 ): Promise<OperationReply> {
   return operation({
     header: (name) => header(name) ?? undefined,
-    readJson: () => toJson(method.input, request),
+    readJson: () => requestJson(method, request),
   });
+}
+
+/**
+ * The JSON form of a decoded request. The one thing a decoded request can hold that
+ * JSON cannot is a number beyond the range of a double in a google.protobuf.Value
+ * (context, before, after: `1e400` in Connect JSON, Infinity or NaN in binary): it is
+ * refused as REST refuses it (validation.ts), without the path, which toJson does not tell.
+ */
+function requestJson(method: DescMethod, request: Message) {
+  try {
+    return toJson(method.input, request);
+  } catch {
+    throw new ServiceError("validation", Messages.validationFailed, {
+      issues: [{ path: [], message: NUMBER_OUT_OF_RANGE, code: "custom" }],
+    });
+  }
 }
 
 /** Maps thrown errors to ConnectErrors; logs the unexpected ones with the request id. */

@@ -1,0 +1,180 @@
+/**
+ * Values at the edges of what can be stored and read back exactly, through real HTTP:
+ * - occurredAt (and the list's from/to) between years 0001 and 9999 in UTC, the range
+ *   that PostgreSQL and the answers' RFC 3339 form both hold: inside it an event is
+ *   stored and listed with the same instant (years below 100 included, which V8's
+ *   loose date parsing would turn into 19xx/20xx); outside it, 422 (or 400 on the list)
+ *   rather than a database error;
+ * - numbers in context, before and after beyond the range of a double (`1e400`), which
+ *   JSON.parse turns into Infinity and JSON writes as null: 422 rather than a changed
+ *   record; over Connect and gRPC (Infinity or NaN in a binary google.protobuf.Value),
+ *   InvalidArgument with the same message rather than an internal error.
+ */
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { IngestService } from "../../gen/audit/v1/ingest_pb.js";
+import { BadRequestSchema } from "../../gen/google/rpc/error_details_pb.js";
+import { bearer, listEvents, listedEvents } from "../events/events-client.js";
+import {
+  type ProvisionedKey,
+  postEvent,
+  startTestServer,
+  type TestServer,
+  validEvent,
+} from "../support/test-server.js";
+
+let server: TestServer;
+let key: ProvisionedKey;
+
+beforeAll(async () => {
+  server = await startTestServer({ RATE_LIMIT_MAX: "1000000000" });
+  key = await server.provision();
+});
+
+afterAll(async () => {
+  await server?.close();
+});
+
+const post = (body: unknown) => postEvent(server, body, bearer(key.secret));
+
+describe("occurredAt", () => {
+  it.each([
+    ["0000-06-15T12:00:00Z"],
+    ["0001-01-01T00:00:00+01:00"],
+    ["0000-12-31T23:59:59.999Z"],
+    ["9999-12-31T23:59:59-01:00"],
+    ["9999-12-31T23:30:00-00:31"],
+  ])("%s, outside years 0001 to 9999 in UTC, is refused with 422", async (occurredAt) => {
+    const response = await post(validEvent({ actorId: "out-of-range", occurredAt }));
+    expect(response.status).toBe(422);
+    expect(response.body).toEqual({
+      error: "Validation failed",
+      details: [{ path: ["occurredAt"], message: "Invalid datetime", code: "invalid_string" }],
+    });
+  });
+
+  it("is stored and listed as sent from year 0001 to 9999, in order", async () => {
+    // In ascending order: listed newest first, it comes back reversed.
+    const sent = [
+      ["0001-01-01T00:00:00Z", "0001-01-01T00:00:00.000Z"],
+      ["0001-06-15T12:00:00+00:00", "0001-06-15T12:00:00.000Z"],
+      ["0049-06-15T12:00:00Z", "0049-06-15T12:00:00.000Z"],
+      ["0050-06-15T12:00:00Z", "0050-06-15T12:00:00.000Z"],
+      ["0099-12-31T23:59:59.5Z", "0099-12-31T23:59:59.500Z"],
+      ["1969-12-31T23:59:59.999Z", "1969-12-31T23:59:59.999Z"],
+      ["9999-12-31T23:59:59+00:00", "9999-12-31T23:59:59.000Z"],
+      ["9999-12-31T23:59:59.999Z", "9999-12-31T23:59:59.999Z"],
+    ] as const;
+    for (const [occurredAt] of sent) {
+      const response = await post(validEvent({ actorId: "edges", occurredAt }));
+      expect(response.status, occurredAt).toBe(201);
+    }
+    const listed = await listedEvents(server, bearer(key.secret), { actorId: "edges" });
+    expect(listed.map((event) => event.occurredAt)).toEqual(
+      sent.map(([, stored]) => stored).reverse(),
+    );
+
+    const firstCentury = await listedEvents(server, bearer(key.secret), {
+      actorId: "edges",
+      from: "0001-01-01T00:00:00Z",
+      to: "0099-12-31T23:59:59Z",
+    });
+    expect(firstCentury.map((event) => event.occurredAt)).toEqual([
+      "0050-06-15T12:00:00.000Z",
+      "0049-06-15T12:00:00.000Z",
+      "0001-06-15T12:00:00.000Z",
+      "0001-01-01T00:00:00.000Z",
+    ]);
+  });
+
+  it.each([
+    ["from", "0000-01-01T00:00:00Z"],
+    ["to", "9999-12-31T23:59:59-01:00"],
+  ])("List Events refuses %s=%s with 400", async (name, value) => {
+    const response = await listEvents(server, bearer(key.secret), { [name]: value });
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual({
+      error: `${name} must be an ISO 8601 date-time with a time zone, like 2024-05-01T00:00:00Z`,
+    });
+  });
+});
+
+describe("numbers in context, before and after", () => {
+  it.each([
+    ['{"context":{"n":1e400}}', ["context", "n"]],
+    ['{"context":{"list":[1,-1e309]}}', ["context", "list", 1]],
+    ['{"changes":[{"op":"set","path":"p","before":1e999,"after":1}]}', ["changes", 0, "before"]],
+    [
+      '{"changes":[{"op":"set","path":"p","before":1,"after":{"x":[-1e400]}}]}',
+      ["changes", 0, "after", "x", 0],
+    ],
+  ])("%s beyond the range of a double is refused with 422", async (fields, path) => {
+    const body = `${JSON.stringify(validEvent({ actorId: "numbers" })).slice(0, -1)},${fields.slice(1)}`;
+    const response = await post(body);
+    expect(response.status).toBe(422);
+    expect(response.body).toEqual({
+      error: "Validation failed",
+      details: [
+        {
+          path,
+          message: "Number out of range: it must fit in a 64-bit floating-point number",
+          code: "custom",
+        },
+      ],
+    });
+    const listed = await listedEvents(server, bearer(key.secret), { actorId: "numbers" });
+    expect(listed).toEqual([]);
+  });
+
+  it("keeps numbers within that range as JSON.parse reads them", async () => {
+    const body = `${JSON.stringify(validEvent({ actorId: "in-range" })).slice(0, -1)},"context":{"max":1.7976931348623157e308,"tiny":5e-324,"neg":-0.5,"big":123456789012345678901234567890}}`;
+    expect((await post(body)).status).toBe(201);
+    const [event] = await listedEvents(server, bearer(key.secret), { actorId: "in-range" });
+    expect(event?.context).toEqual({
+      max: 1.7976931348623157e308,
+      tiny: 5e-324,
+      neg: -0.5,
+      big: 1.2345678901234568e29,
+    });
+  });
+});
+
+describe("numbers beyond a double over Connect and gRPC", () => {
+  const transports = {
+    "Connect (binary)": () =>
+      createConnectTransport({ baseUrl: server.url, httpVersion: "1.1", useBinaryFormat: true }),
+    gRPC: () => createGrpcTransport({ baseUrl: server.url }),
+  };
+  it.each(Object.keys(transports) as (keyof typeof transports)[])(
+    "%s: Infinity and NaN in context are InvalidArgument, nothing stored",
+    async (name) => {
+      const client = createClient(IngestService, transports[name]());
+      const headers = bearer(key.secret);
+      const actorId = `rpc-numbers-${name}`;
+      for (const fields of [
+        // (The client cannot encode them in a change's before or after.)
+        { context: { n: Number.POSITIVE_INFINITY } },
+        { context: { n: Number.NaN } },
+      ]) {
+        const error = await client
+          .createEvent(validEvent({ actorId, ...fields }), { headers })
+          .then(
+            () => undefined,
+            (reason: unknown) => ConnectError.from(reason),
+          );
+        expect(error?.code, String(error)).toBe(Code.InvalidArgument);
+        expect(error?.rawMessage).toBe("Validation failed");
+        const [badRequest] = error?.findDetails(BadRequestSchema) ?? [];
+        expect(badRequest?.fieldViolations).toEqual([
+          expect.objectContaining({
+            field: "",
+            description: "Number out of range: it must fit in a 64-bit floating-point number",
+            reason: "custom",
+          }),
+        ]);
+      }
+      expect(await listedEvents(server, bearer(key.secret), { actorId })).toEqual([]);
+    },
+  );
+});

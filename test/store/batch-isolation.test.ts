@@ -1,0 +1,109 @@
+/**
+ * Events of concurrent requests share one statement (group commit). A value the
+ * database refuses fails that statement: the other events of the batch, from other
+ * requests and other projects, must still be written and acknowledged, and only the
+ * event that holds the value fails. Validation keeps such values out (an occurredAt
+ * outside years 0001 to 9999 gets 422); this is the store's own guard behind it. Runs on
+ * the suite's driver (PostgreSQL with DATABASE_URL, PGlite otherwise).
+ */
+import { randomBytes, randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ServiceError } from "../../src/errors.js";
+import type { Db } from "../../src/store/db.js";
+import { createEventStore, type NewEvent } from "../../src/store/events.js";
+import { migrate } from "../../src/store/migrations.js";
+import { createIsolatedDb } from "../support/isolated-storage.js";
+
+let db: Db;
+let cleanup: () => Promise<void>;
+const projects = [randomUUID(), randomUUID()];
+
+beforeAll(async () => {
+  ({ db, cleanup } = await createIsolatedDb());
+  await migrate(db);
+  for (const id of projects) {
+    await db.query(
+      "insert into projects (id, name, plan, wrapped_index_key) values ($1, 'p', 'pro', $2)",
+      [id, randomBytes(60)],
+    );
+  }
+});
+
+afterAll(async () => {
+  await cleanup();
+});
+
+function newEvent(projectId: string, occurredAt: Date, keyHash?: Buffer): NewEvent {
+  const receivedAt = new Date();
+  return {
+    projectId,
+    environment: "live",
+    eventId: randomUUID(),
+    occurredAt,
+    receivedAt,
+    sealed: {
+      keyVersion: 1,
+      payload: randomBytes(64),
+      context: randomBytes(32),
+      actorIdx: randomBytes(16),
+      entityTypeIdx: randomBytes(16),
+      entityIdIdx: randomBytes(16),
+      actionIdx: randomBytes(16),
+      tenantIdx: undefined,
+      legacyActionIdx: undefined,
+      searchTokens: [7n],
+    },
+    idempotency: keyHash
+      ? {
+          keyHash,
+          bodyHash: randomBytes(32),
+          expiresAt: new Date(receivedAt.getTime() + 86_400_000),
+        }
+      : undefined,
+  };
+}
+
+const count = async (sql: string, projectId: string) =>
+  (await db.query<{ n: number }>(sql, [projectId]))[0]?.n ?? -1;
+
+describe("a batch with a value the database refuses", () => {
+  it("writes every other event of the batch and fails only that one", async () => {
+    const store = createEventStore(db, {
+      quota: { limits: { pro: 1_000_000 }, refuse: () => new ServiceError("quota_exceeded", "") },
+    });
+    // Year 10000 in UTC is written as +010000-01-01T..., which PostgreSQL refuses.
+    const refused = new Date(Date.parse("9999-12-31T23:59:59Z") + 2_000);
+    const events = [
+      newEvent(projects[0] as string, new Date()),
+      newEvent(projects[1] as string, new Date(), randomBytes(32)),
+      newEvent(projects[1] as string, refused),
+      newEvent(projects[0] as string, new Date(), randomBytes(32)),
+      newEvent(projects[1] as string, new Date()),
+    ];
+    // Queued in one turn of the event loop: one batch.
+    const results = await Promise.allSettled(events.map((event) => store.createEvent(event)));
+
+    expect(results.map((result) => result.status)).toEqual([
+      "fulfilled",
+      "fulfilled",
+      "rejected",
+      "fulfilled",
+      "fulfilled",
+    ]);
+    const [firstProject, secondProject] = projects as [string, string];
+    expect(
+      await count("select count(*)::int as n from events where project_id = $1", firstProject),
+    ).toBe(2);
+    expect(
+      await count("select count(*)::int as n from events where project_id = $1", secondProject),
+    ).toBe(2);
+    // The refused event was not counted against the quota, and its key holds nothing.
+    const counted =
+      "select coalesce(sum(count), 0)::int as n from usage_counters where project_id = $1";
+    expect(await count(counted, firstProject)).toBe(2);
+    expect(await count(counted, secondProject)).toBe(2);
+    const keys = "select count(*)::int as n from idempotency_keys where project_id = $1";
+    expect(await count(keys, firstProject)).toBe(1);
+    expect(await count(keys, secondProject)).toBe(1);
+  });
+});
