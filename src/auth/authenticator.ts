@@ -96,7 +96,14 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
       if (credential.kind === "none")
         throw new ServiceError("unauthenticated", Messages.missingKey);
       if (credential.kind === "token") {
-        throw new ServiceError("permission_denied", Messages.readOnlyToken);
+        // A genuine frontend token is told it is read-only; anything else shaped like a
+        // JWT (expired, forged, garbage) is just not an API key.
+        const genuine = await options.tokens?.verify(credential.value).then(
+          () => true,
+          () => false,
+        );
+        if (genuine) throw new ServiceError("permission_denied", Messages.readOnlyToken);
+        throw new ServiceError("unauthenticated", Messages.invalidKeyFormat);
       }
       if (!API_KEY_FORMAT.test(credential.value)) {
         throw new ServiceError("unauthenticated", Messages.invalidKeyFormat);

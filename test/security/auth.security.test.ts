@@ -118,7 +118,9 @@ describe("authentication", () => {
   describe("frontend tokens", () => {
     const now = () => Math.floor(Date.now() / 1000);
 
-    it.each<[string, () => Promise<string>, string]>([
+    /** Tokens that are not genuine and valid, with the message List Events answers. */
+    const badTokens: [string, () => Promise<string>, string][] = [
+      ["of three garbage segments", async () => "eyJ.eyJ.sig", "Invalid token"],
       [
         "alg none, no signature",
         async () => forged({ alg: "none", typ: "JWT" }, claims),
@@ -183,12 +185,23 @@ describe("authentication", () => {
         () => sign({ ...claims, aud: ["a", "b"] }),
         "Invalid token",
       ],
-    ])("a token %s: 401 with the right message", async (_what, make, message) => {
+    ];
+
+    it.each(badTokens)("a token %s: 401 with the right message", async (_what, make, message) => {
       const token = await make();
       const response = await listEvents(server, bearer(token));
       expect(response.status).toBe(401);
       expect(response.body).toEqual({ error: message });
     });
+
+    it.each(badTokens)(
+      "a token %s on Create Event: 401 Invalid API key format (it is no API key, and no token)",
+      async (_what, make) => {
+        const response = await postEvent(server, validEvent(), bearer(await make()));
+        expect(response.status).toBe(401);
+        expect(response.body).toEqual({ error: "Invalid API key format" });
+      },
+    );
 
     it("a token never creates events, even when valid: 403 read-only", async () => {
       const token = await tokenFor(server, aTest.secret);
