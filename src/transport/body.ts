@@ -56,12 +56,25 @@ export async function readBody(req: NodeRequest, limit: number = MAX_BODY_BYTES)
 
 /**
  * Parses a JSON request body. The content type must be `application/json` (a charset
- * parameter is allowed, and must be UTF-8); the body must be valid UTF-8 JSON.
+ * parameter is allowed, and must be UTF-8); the body must be valid UTF-8 JSON, sent
+ * without a content coding (`identity` at most): compressed bytes would otherwise be
+ * refused as malformed JSON, which would not tell the caller why.
  */
-export function parseJsonBody(contentType: string | undefined, body: Buffer): unknown {
+export function parseJsonBody(
+  contentType: string | undefined,
+  body: Buffer,
+  contentEncoding?: string,
+): unknown {
   const [mediaType = "", ...params] = (contentType ?? "").split(";").map((p) => p.trim());
   if (mediaType.toLowerCase() !== "application/json") {
     throw new ServiceError("bad_request", "Content-Type must be application/json");
+  }
+  const coding = contentEncoding?.trim().toLowerCase();
+  if (coding !== undefined && coding !== "" && coding !== "identity") {
+    throw new ServiceError(
+      "bad_request",
+      "Content-Encoding is not supported: send the body uncompressed",
+    );
   }
   const charset = params
     .map((param) => /^charset=\s*"?([^";]+)"?$/i.exec(param)?.[1])

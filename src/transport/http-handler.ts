@@ -100,6 +100,9 @@ export function createHttpHandler(deps: HttpHandlerDeps) {
     req.headers["x-request-id"] = requestId;
     res.setHeader("x-request-id", requestId);
 
+    // The absolute form (`POST http://host/api/...`), which HTTP/1.1 servers must accept
+    // (RFC 9112 section 3.2.2), is routed by its path like the usual origin form.
+    if (req.url && !req.url.startsWith("/")) req.url = originForm(req.url);
     const url = req.url ?? "/";
     const queryStart = url.indexOf("?");
     const path = queryStart === -1 ? url : url.slice(0, queryStart);
@@ -152,14 +155,12 @@ export function createHttpHandler(deps: HttpHandlerDeps) {
       return;
     }
 
-    const match = rest.match(method, path);
+    // HEAD is GET without the body, which node leaves out of the response itself.
+    const match = rest.match(method === "HEAD" ? "GET" : method, path);
     if (match && "allowedMethods" in match) {
-      sendJson(
-        res,
-        405,
-        { error: "Method not allowed" },
-        { allow: match.allowedMethods.join(", ") },
-      );
+      const allowed = match.allowedMethods;
+      if (allowed.includes("GET")) allowed.push("HEAD");
+      sendJson(res, 405, { error: "Method not allowed" }, { allow: allowed.join(", ") });
       return;
     }
     if (match) {
@@ -185,6 +186,17 @@ export function createHttpHandler(deps: HttpHandlerDeps) {
       fail(res, new ServiceError("bad_request", Messages.invalidAuthority), requestId);
     }
   };
+}
+
+/** The path and query of an absolute-form request target; anything else unchanged. */
+function originForm(target: string): string {
+  if (!/^https?:\/\//i.test(target)) return target;
+  try {
+    const parsed = new URL(target);
+    return `${parsed.pathname}${parsed.search}`;
+  } catch {
+    return target;
+  }
 }
 
 /** The Connect adapter's fallback: unknown routes get a 404 JSON body. */

@@ -118,7 +118,7 @@ export async function serveRest(
   const body = route.body === "" ? undefined : await readBody(req, MAX_BODY_BYTES);
   const call: OperationCall = {
     header: (name) => headerValue(req, name),
-    readJson: () => requestJson(route, req.headers["content-type"], body, query, variables),
+    readJson: () => requestJson(route, req, body, query, variables),
   };
   const reply = await route.operation(call);
   const status = reply.restStatus ?? 200;
@@ -132,14 +132,18 @@ export async function serveRest(
 
 function requestJson(
   route: RestRoute,
-  contentType: string | undefined,
+  req: NodeRequest,
   body: Buffer | undefined,
   query: URLSearchParams,
   variables: Record<string, string>,
 ): unknown {
   let json: unknown = {};
   if (body !== undefined) {
-    const parsed = parseJsonBody(contentType, body);
+    const parsed = parseJsonBody(
+      headerValue(req, "content-type"),
+      body,
+      headerValue(req, "content-encoding"),
+    );
     json = route.body === "*" ? parsed : { [route.body]: parsed };
   } else {
     // Without a body, query parameters are the request's fields (by JSON or proto name).

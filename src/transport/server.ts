@@ -12,6 +12,7 @@ import * as http from "node:http";
 import * as http2 from "node:http2";
 import type { Socket } from "node:net";
 import * as net from "node:net";
+import { MAX_BODY_BYTES } from "./body.js";
 import type { NodeRequest, NodeResponse } from "./rest.js";
 
 /** TLS material; when given, the port speaks TLS only. */
@@ -63,6 +64,15 @@ export async function listen(
     handler(req, res);
   };
 
+  /**
+   * `Expect: 100-continue`: a body declared over the 1 MB limit is not asked for, so the
+   * client reads the handler's 413 instead of starting its upload; others get 100.
+   */
+  const continueUnlessTooLarge = (req: NodeRequest, res: NodeResponse) => {
+    if (!(Number(req.headers["content-length"]) > MAX_BODY_BYTES)) res.writeContinue();
+    tracked(req, res);
+  };
+
   const sessions = new Set<http2.ServerHttp2Session>();
   const trackSessions = (server: http2.Http2Server | http2.Http2SecureServer) => {
     server.on("session", (session) => {
@@ -85,6 +95,7 @@ export async function listen(
   // An Expect other than 100-continue is ignored (RFC 9110 allows it) and the request
   // served as usual, rather than node's bodiless 417.
   h1.on("checkExpectation", tracked);
+  h1.on("checkContinue", continueUnlessTooLarge);
   let outer: net.Server;
   let h2: http2.Http2Server | http2.Http2SecureServer;
 
@@ -112,6 +123,7 @@ export async function listen(
     });
   }
   trackSessions(h2);
+  h2.on("checkContinue", continueUnlessTooLarge);
 
   await new Promise<void>((resolve, reject) => {
     outer.once("error", reject);

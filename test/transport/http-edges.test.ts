@@ -1,0 +1,186 @@
+/**
+ * HTTP/1.1 details that clients rely on, through raw sockets and node's own clients:
+ * - `Expect: 100-continue` with a body declared over 1 MB gets the 413 at once, never
+ *   100 Continue (the client would start uploading what will be refused); a body within
+ *   the limit gets 100 Continue and is served;
+ * - an absolute-form request target (`POST http://host/api/ingest/event`) is routed by
+ *   its path (RFC 9112 section 3.2.2);
+ * - HEAD on GET /api/events answers as GET without the body; 405 lists HEAD with GET;
+ * - a compressed request body (`Content-Encoding: gzip`) is refused with a message that
+ *   says so, and nothing is stored.
+ */
+import * as net from "node:net";
+import { gzipSync } from "node:zlib";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { bearer, listedEvents } from "../events/events-client.js";
+import { rawRequest } from "../security/raw-client.js";
+import { h1Request } from "../support/raw-http.js";
+import {
+  type ProvisionedKey,
+  startTestServer,
+  type TestServer,
+  validEvent,
+} from "../support/test-server.js";
+
+let server: TestServer;
+let key: ProvisionedKey;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  key = await server.provision();
+});
+
+afterAll(async () => {
+  await server?.close();
+});
+
+/** Sends `head` (request line and headers) and resolves with the first bytes answered. */
+function firstAnswer(head: string): Promise<{ text: string; socket: net.Socket }> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(server.port, "127.0.0.1");
+    socket.once("error", reject);
+    socket.once("data", (chunk: Buffer) => resolve({ text: chunk.toString("latin1"), socket }));
+    socket.once("connect", () => socket.write(head));
+  });
+}
+
+const ingestHead = (contentLength: number) =>
+  [
+    "POST /api/ingest/event HTTP/1.1",
+    "Host: 127.0.0.1",
+    `Authorization: Bearer ${key.secret}`,
+    "Content-Type: application/json",
+    `Content-Length: ${contentLength}`,
+    "Expect: 100-continue",
+    "",
+    "",
+  ].join("\r\n");
+
+describe("Expect: 100-continue", () => {
+  it("a body declared over 1 MB gets 413 at once, without 100 Continue", async () => {
+    const { text, socket } = await firstAnswer(ingestHead(2 * 1024 * 1024));
+    socket.destroy();
+    expect(text).toMatch(/^HTTP\/1\.1 413 /);
+    expect(text).toContain('{"error":"Request payload too large"}');
+  });
+
+  it("a body within the limit gets 100 Continue, then its 201", async () => {
+    const body = JSON.stringify(validEvent({ actorId: "continued" }));
+    const { text, socket } = await firstAnswer(ingestHead(Buffer.byteLength(body)));
+    expect(text).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\n/);
+    const answer = new Promise<string>((resolve) => {
+      let received = "";
+      socket.on("data", (chunk: Buffer) => {
+        received += chunk.toString("latin1");
+        if (received.includes("\r\n\r\n{") && received.endsWith("}")) resolve(received);
+      });
+    });
+    socket.write(body);
+    expect(await answer).toMatch(/^HTTP\/1\.1 201 /);
+    socket.destroy();
+    expect(await listedEvents(server, bearer(key.secret), { actorId: "continued" })).toHaveLength(
+      1,
+    );
+  });
+});
+
+describe("absolute-form request target", () => {
+  it("POST http://host/api/ingest/event is served like /api/ingest/event", async () => {
+    const body = JSON.stringify(validEvent({ actorId: "absolute" }));
+    const response = await rawRequest(server.port, {
+      method: "POST",
+      path: `http://127.0.0.1:${server.port}/api/ingest/event`,
+      headers: [
+        ["Authorization", `Bearer ${key.secret}`],
+        ["Content-Type", "application/json"],
+      ],
+      body,
+    });
+    expect(response.status).toBe(201);
+    expect(JSON.parse(response.body)).toEqual({
+      eventId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      receivedAt: expect.any(String),
+    });
+  });
+
+  it("its query string is kept: GET http://host/api/events?actorId=...", async () => {
+    const response = await rawRequest(server.port, {
+      method: "GET",
+      path: `http://127.0.0.1:${server.port}/api/events?actorId=absolute`,
+      headers: [["Authorization", `Bearer ${key.secret}`]],
+    });
+    expect(response.status).toBe(200);
+    const listed = JSON.parse(response.body) as { events: { actorId: string }[] };
+    expect(listed.events.map((event) => event.actorId)).toEqual(["absolute"]);
+  });
+});
+
+describe("HEAD", () => {
+  it("HEAD /api/events answers as GET, without a body", async () => {
+    const options = {
+      host: "127.0.0.1",
+      port: server.port,
+      path: "/api/events?limit=1",
+      headers: bearer(key.secret),
+    };
+    const get = await h1Request({ ...options, method: "GET" });
+    const head = await h1Request({ ...options, method: "HEAD" });
+    expect(head.status).toBe(200);
+    expect(head.body).toBe("");
+    expect(head.headers["content-type"]).toBe(get.headers["content-type"]);
+    expect(head.headers["content-length"]).toBe(get.headers["content-length"]);
+  });
+
+  it("HEAD /api/events without credentials is 401, as GET", async () => {
+    const head = await h1Request({
+      host: "127.0.0.1",
+      port: server.port,
+      path: "/api/events",
+      method: "HEAD",
+    });
+    expect(head.status).toBe(401);
+    expect(head.body).toBe("");
+  });
+
+  it("405 on /api/events lists GET and HEAD", async () => {
+    const response = await fetch(`${server.url}/api/events`, { method: "PUT" });
+    expect(response.status).toBe(405);
+    expect(response.headers.get("allow")).toBe("GET, HEAD");
+    expect(await response.json()).toEqual({ error: "Method not allowed" });
+  });
+});
+
+describe("Content-Encoding", () => {
+  it.each(["gzip", "br", "deflate, gzip"])(
+    "a body sent with Content-Encoding: %s is refused with 400 saying why",
+    async (coding) => {
+      const response = await fetch(`${server.url}/api/ingest/event`, {
+        method: "POST",
+        headers: {
+          ...bearer(key.secret),
+          "content-type": "application/json",
+          "content-encoding": coding,
+        },
+        body: gzipSync(JSON.stringify(validEvent({ actorId: "compressed" }))),
+      });
+      expect(response.status).toBe(400);
+      expect(await response.json()).toEqual({
+        error: "Content-Encoding is not supported: send the body uncompressed",
+      });
+      expect(await listedEvents(server, bearer(key.secret), { actorId: "compressed" })).toEqual([]);
+    },
+  );
+
+  it("Content-Encoding: identity is the body as sent", async () => {
+    const response = await fetch(`${server.url}/api/ingest/event`, {
+      method: "POST",
+      headers: {
+        ...bearer(key.secret),
+        "content-type": "application/json",
+        "content-encoding": "identity",
+      },
+      body: JSON.stringify(validEvent({ actorId: "identity" })),
+    });
+    expect(response.status).toBe(201);
+  });
+});
