@@ -1,5 +1,5 @@
 /**
- * The CPU cost per event of each step of Create Event in this process, with no network,
+ * The time per event of each step of Create Event in this process, with no network,
  * database or Redis: what the service's own code spends, measured in a tight loop. On a
  * VM whose end-to-end figures drift by tens of percent between runs, these stay within a
  * few percent, so a change to one step can be judged here first.
@@ -29,6 +29,7 @@ import { sampleEvent } from "./event-body.js";
 
 const { values } = parseArgs({ options: { events: { type: "string", default: "20000" } } });
 const rounds = Number(values.events);
+if (!Number.isInteger(rounds) || rounds < 1) throw new Error("--events must be a positive integer");
 
 const bodies = Array.from({ length: 1000 }, (_, i) => Buffer.from(JSON.stringify(sampleEvent(i))));
 const parsed = bodies.map((body) => JSON.parse(body.toString("utf8")) as Record<string, unknown>);

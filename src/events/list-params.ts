@@ -99,7 +99,9 @@ export function parseListParams(json: unknown): ListParams {
 function dateTime(name: string, value: string | undefined): Date | undefined {
   if (value === undefined) return undefined;
   if (!isDateTime(value)) {
-    throw bad(`${name} must be an ISO 8601 date-time with a time zone, like 2024-05-01T00:00:00Z`);
+    throw bad(
+      `${name} must be an ISO 8601 date-time with a time zone, like 2024-05-01T00:00:00Z, between years 0001 and 9999 in UTC`,
+    );
   }
   // The same conversion as the event's occurredAt at ingestion, so bounds compare alike.
   return new Date(value);

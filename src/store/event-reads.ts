@@ -117,12 +117,13 @@ export function createEventReader(db: Db): EventReader {
   };
 }
 
-/** Microseconds since the epoch as a timestamptz literal, exactly (no float rounding). */
 /** Whole milliseconds of `micros` (rounded down, before the epoch too) and the rest. */
 function floorMillis(micros: bigint): { millis: bigint; rest: bigint } {
   const rest = ((micros % 1000n) + 1000n) % 1000n;
   return { millis: (micros - rest) / 1000n, rest };
 }
+
+/** Microseconds since the epoch as a timestamptz literal, exactly (no float rounding). */
 
 function microsToTimestamp(micros: bigint): string {
   const { millis, rest } = floorMillis(micros);

@@ -5,8 +5,9 @@
  * Idempotency-Keys, counts the other events against the monthly quota, claims the keys
  * of those admitted, and inserts them with their contexts. Each caller's promise settles
  * only after that statement has committed, so an event is acknowledged only once it is
- * durable, and a failed write fails every event in it (none is acknowledged). Rows hold
- * ciphertext and blind indexes only.
+ * durable, and a failed write fails every event in it (none is acknowledged), except that
+ * a value the database refuses fails only its own event (each is then written alone).
+ * Rows hold ciphertext and blind indexes only.
  *
  * Invariants kept across batches and instances:
  * - one Idempotency-Key (per project and environment) yields one event: the claim is an
@@ -218,8 +219,10 @@ async function writeBatch(db: Db, batch: Pending[], quota: QuotaPolicy): Promise
     // A value the database refused fails the whole statement, and nothing of it was
     // written: each event is tried alone, so that only the event that holds the value
     // fails, not those of other requests (or projects) that shared its batch.
+    // One after the other, in arrival order (as the quota counts them), so that this
+    // rare path never takes more connections than the batch did.
     if (batch.length > 1 && isRefusedValue(error)) {
-      await Promise.all(batch.map((pending) => writeBatch(db, [pending], quota)));
+      for (const pending of batch) await writeBatch(db, [pending], quota);
       return;
     }
     for (const pending of batch) pending.reject(error);

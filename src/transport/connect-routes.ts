@@ -52,18 +52,23 @@ export function callOperation(
 }
 
 /**
- * The JSON form of a decoded request. The one thing a decoded request can hold that
- * JSON cannot is a number beyond the range of a double in a google.protobuf.Value
- * (context, before, after: `1e400` in Connect JSON, Infinity or NaN in binary): it is
- * refused as REST refuses it (validation.ts), without the path, which toJson does not tell.
+ * The JSON form of a decoded request, or a 400 for one that has none: a number beyond the
+ * range of a double in a google.protobuf.Value (context, before, after: `1e400` in Connect
+ * JSON, Infinity or NaN in binary) is refused as REST refuses it (validation.ts), without
+ * the path, which toJson does not tell; anything else (a Value with no kind set) as an
+ * invalid request, as `decodeRequest` does.
  */
 function requestJson(method: DescMethod, request: Message) {
   try {
     return toJson(method.input, request);
-  } catch {
-    throw new ServiceError("validation", Messages.validationFailed, {
-      issues: [{ path: [], message: NUMBER_OUT_OF_RANGE, code: "custom" }],
-    });
+  } catch (error) {
+    const detail = error instanceof Error ? error.message : "invalid request";
+    if (/NaN or Infinity/.test(detail)) {
+      throw new ServiceError("validation", Messages.validationFailed, {
+        issues: [{ path: [], message: NUMBER_OUT_OF_RANGE, code: "custom" }],
+      });
+    }
+    throw new ServiceError("bad_request", `Invalid request: ${detail}`);
   }
 }
 

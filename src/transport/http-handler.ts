@@ -107,6 +107,8 @@ export function createHttpHandler(deps: HttpHandlerDeps) {
     const queryStart = url.indexOf("?");
     const path = queryStart === -1 ? url : url.slice(0, queryStart);
     const method = req.method ?? "GET";
+    // HEAD is GET without the body, which node leaves out of the response itself.
+    const readMethod = method === "HEAD" ? "GET" : method;
     let route = "unmatched";
     res.once("finish", () => {
       const seconds = (performance.now() - started) / 1000;
@@ -120,17 +122,17 @@ export function createHttpHandler(deps: HttpHandlerDeps) {
     const secure = isSecure(req);
     if (secure) res.setHeader("strict-transport-security", "max-age=31536000; includeSubDomains");
 
-    if (method === "GET" && path === "/healthz") {
+    if (readMethod === "GET" && path === "/healthz") {
       route = path;
       sendJson(res, 200, { status: "ok" });
       return;
     }
-    if (method === "GET" && path === "/readyz") {
+    if (readMethod === "GET" && path === "/readyz") {
       route = path;
       void ready(res);
       return;
     }
-    if (method === "GET" && path === "/metrics") {
+    if (readMethod === "GET" && path === "/metrics") {
       route = path;
       deps.metrics.registry.metrics().then(
         (text) => {
@@ -155,8 +157,7 @@ export function createHttpHandler(deps: HttpHandlerDeps) {
       return;
     }
 
-    // HEAD is GET without the body, which node leaves out of the response itself.
-    const match = rest.match(method === "HEAD" ? "GET" : method, path);
+    const match = rest.match(readMethod, path);
     if (match && "allowedMethods" in match) {
       const allowed = match.allowedMethods;
       if (allowed.includes("GET")) allowed.push("HEAD");
@@ -188,15 +189,14 @@ export function createHttpHandler(deps: HttpHandlerDeps) {
   };
 }
 
-/** The path and query of an absolute-form request target; anything else unchanged. */
+/**
+ * The path and query of an absolute-form request target, taken as text (not normalised,
+ * exactly as the origin form would arrive); anything else unchanged.
+ */
 function originForm(target: string): string {
-  if (!/^https?:\/\//i.test(target)) return target;
-  try {
-    const parsed = new URL(target);
-    return `${parsed.pathname}${parsed.search}`;
-  } catch {
-    return target;
-  }
+  const rest = target.replace(/^https?:\/\/[^/?#]*/i, "");
+  if (rest === target) return target;
+  return rest.startsWith("/") ? rest : `/${rest}`;
 }
 
 /** The Connect adapter's fallback: unknown routes get a 404 JSON body. */

@@ -124,6 +124,7 @@ export async function listen(
   }
   trackSessions(h2);
   h2.on("checkContinue", continueUnlessTooLarge);
+  h2.on("checkExpectation", tracked);
 
   await new Promise<void>((resolve, reject) => {
     outer.once("error", reject);

@@ -68,7 +68,7 @@ describe("List Events refusals", () => {
       async (from) => {
         await expect400(
           { from },
-          "from must be an ISO 8601 date-time with a time zone, like 2024-05-01T00:00:00Z",
+          "from must be an ISO 8601 date-time with a time zone, like 2024-05-01T00:00:00Z, between years 0001 and 9999 in UTC",
         );
       },
     );

@@ -95,7 +95,7 @@ describe("occurredAt", () => {
     const response = await listEvents(server, bearer(key.secret), { [name]: value });
     expect(response.status).toBe(400);
     expect(response.body).toEqual({
-      error: `${name} must be an ISO 8601 date-time with a time zone, like 2024-05-01T00:00:00Z`,
+      error: `${name} must be an ISO 8601 date-time with a time zone, like 2024-05-01T00:00:00Z, between years 0001 and 9999 in UTC`,
     });
   });
 });

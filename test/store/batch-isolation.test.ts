@@ -33,7 +33,12 @@ afterAll(async () => {
   await cleanup();
 });
 
-function newEvent(projectId: string, occurredAt: Date, keyHash?: Buffer): NewEvent {
+function newEvent(
+  projectId: string,
+  occurredAt: Date,
+  keyHash?: Buffer,
+  bodyHash: Buffer = randomBytes(32),
+): NewEvent {
   const receivedAt = new Date();
   return {
     projectId,
@@ -56,7 +61,7 @@ function newEvent(projectId: string, occurredAt: Date, keyHash?: Buffer): NewEve
     idempotency: keyHash
       ? {
           keyHash,
-          bodyHash: randomBytes(32),
+          bodyHash,
           expiresAt: new Date(receivedAt.getTime() + 86_400_000),
         }
       : undefined,
@@ -73,14 +78,18 @@ describe("a batch with a value the database refuses", () => {
     });
     // Year 10000 in UTC is written as +010000-01-01T..., which PostgreSQL refuses.
     const refused = new Date(Date.parse("9999-12-31T23:59:59Z") + 2_000);
+    const [sharedKey, sharedBody] = [randomBytes(32), randomBytes(32)];
     const events = [
       newEvent(projects[0] as string, new Date()),
-      newEvent(projects[1] as string, new Date(), randomBytes(32)),
-      newEvent(projects[1] as string, refused),
+      newEvent(projects[1] as string, new Date(), sharedKey, sharedBody),
+      newEvent(projects[1] as string, refused, randomBytes(32)),
       newEvent(projects[0] as string, new Date(), randomBytes(32)),
       newEvent(projects[1] as string, new Date()),
+      // The same key as the second event: it waits for that event's write, through the
+      // failed statement and the retries, and then replays it.
+      newEvent(projects[1] as string, new Date(), sharedKey, sharedBody),
     ];
-    // Queued in one turn of the event loop: one batch.
+    // Queued in one turn of the event loop: one batch (and the repeated key in the next).
     const results = await Promise.allSettled(events.map((event) => store.createEvent(event)));
 
     expect(results.map((result) => result.status)).toEqual([
@@ -89,7 +98,17 @@ describe("a batch with a value the database refuses", () => {
       "rejected",
       "fulfilled",
       "fulfilled",
+      "fulfilled",
     ]);
+    const [, keyed, , , , repeated] = results;
+    expect(repeated).toEqual({
+      status: "fulfilled",
+      value: {
+        eventId: keyed?.status === "fulfilled" ? keyed.value.eventId : "",
+        receivedAt: expect.any(Date),
+        replayed: true,
+      },
+    });
     const [firstProject, secondProject] = projects as [string, string];
     expect(
       await count("select count(*)::int as n from events where project_id = $1", firstProject),
@@ -97,7 +116,7 @@ describe("a batch with a value the database refuses", () => {
     expect(
       await count("select count(*)::int as n from events where project_id = $1", secondProject),
     ).toBe(2);
-    // The refused event was not counted against the quota, and its key holds nothing.
+    // The refused event was not counted against the quota, and its key was not claimed.
     const counted =
       "select coalesce(sum(count), 0)::int as n from usage_counters where project_id = $1";
     expect(await count(counted, firstProject)).toBe(2);

@@ -14,13 +14,15 @@ import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bearer, listedEvents } from "../events/events-client.js";
 import { rawRequest } from "../security/raw-client.js";
-import { h1Request } from "../support/raw-http.js";
+import { h1Request, h2Close, h2Connect } from "../support/raw-http.js";
 import {
   type ProvisionedKey,
   startTestServer,
   type TestServer,
   validEvent,
 } from "../support/test-server.js";
+
+const MB = 1024 * 1024;
 
 let server: TestServer;
 let key: ProvisionedKey;
@@ -58,7 +60,7 @@ const ingestHead = (contentLength: number) =>
 
 describe("Expect: 100-continue", () => {
   it("a body declared over 1 MB gets 413 at once, without 100 Continue", async () => {
-    const { text, socket } = await firstAnswer(ingestHead(2 * 1024 * 1024));
+    const { text, socket } = await firstAnswer(ingestHead(2 * MB));
     socket.destroy();
     expect(text).toMatch(/^HTTP\/1\.1 413 /);
     expect(text).toContain('{"error":"Request payload too large"}');
@@ -84,6 +86,36 @@ describe("Expect: 100-continue", () => {
   });
 });
 
+describe("Expect: 100-continue over HTTP/2", () => {
+  it("a body declared over 1 MB gets 413 without 100 Continue; other expectations are served", async () => {
+    const session = await h2Connect(server.url);
+    const answer = (headers: Record<string, string>, body?: string) =>
+      new Promise<{ status: number; interim: number[] }>((resolve, reject) => {
+        const interim: number[] = [];
+        const stream = session.request({
+          ":method": "POST",
+          ":path": "/api/ingest/event",
+          authorization: `Bearer ${key.secret}`,
+          "content-type": "application/json",
+          ...headers,
+        });
+        stream.on("continue", () => interim.push(100));
+        stream.on("response", (received) => {
+          resolve({ status: Number(received[":status"]), interim });
+          stream.close();
+        });
+        stream.on("error", reject);
+        if (body !== undefined) stream.end(body);
+      });
+    const tooLarge = await answer({ expect: "100-continue", "content-length": String(2 * MB) });
+    expect(tooLarge).toEqual({ status: 413, interim: [] });
+    const body = JSON.stringify(validEvent({ actorId: "h2-expect" }));
+    const odd = await answer({ expect: "something-else" }, body);
+    expect(odd.status).toBe(201);
+    await h2Close(session);
+  });
+});
+
 describe("absolute-form request target", () => {
   it("POST http://host/api/ingest/event is served like /api/ingest/event", async () => {
     const body = JSON.stringify(validEvent({ actorId: "absolute" }));
@@ -103,6 +135,15 @@ describe("absolute-form request target", () => {
     });
   });
 
+  it("its path is taken as sent, not normalised: /api/x/../events is unknown, as in origin form", async () => {
+    const response = await rawRequest(server.port, {
+      method: "GET",
+      path: `http://127.0.0.1:${server.port}/api/x/../events`,
+      headers: [["Authorization", `Bearer ${key.secret}`]],
+    });
+    expect(response.status).toBe(404);
+  });
+
   it("its query string is kept: GET http://host/api/events?actorId=...", async () => {
     const response = await rawRequest(server.port, {
       method: "GET",
@@ -116,6 +157,19 @@ describe("absolute-form request target", () => {
 });
 
 describe("HEAD", () => {
+  it.each(["/healthz", "/readyz", "/metrics"])(
+    "HEAD %s answers as GET, without a body",
+    async (path) => {
+      const options = { host: "127.0.0.1", port: server.port, path };
+      const get = await h1Request({ ...options, method: "GET" });
+      const head = await h1Request({ ...options, method: "HEAD" });
+      expect(get.status).toBe(200);
+      expect(head.status).toBe(200);
+      expect(head.body).toBe("");
+      expect(head.headers["content-type"]).toBe(get.headers["content-type"]);
+    },
+  );
+
   it("HEAD /api/events answers as GET, without a body", async () => {
     const options = {
       host: "127.0.0.1",
