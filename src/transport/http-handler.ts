@@ -5,6 +5,7 @@
  * the Connect adapter. REST errors are rendered here, once.
  */
 import { randomUUID } from "node:crypto";
+import { constants as http2Constants, Http2ServerRequest } from "node:http2";
 import type { TLSSocket } from "node:tls";
 import type { Logger } from "pino";
 import { Messages, ServiceError } from "../errors.js";
@@ -49,6 +50,8 @@ export interface HttpHandlerDeps {
 
 const REQUEST_ID = /^[\w.:@/+=-]{1,128}$/;
 const READINESS_TIMEOUT_MS = 2000;
+// How long the unread rest of an answered HTTP/2 request may take to arrive.
+const DRAIN_MS = 5000;
 
 /** Creates the handler. */
 export function createHttpHandler(deps: HttpHandlerDeps) {
@@ -110,6 +113,22 @@ export function createHttpHandler(deps: HttpHandlerDeps) {
     // HEAD is GET without the body, which node leaves out of the response itself.
     const readMethod = method === "HEAD" ? "GET" : method;
     let route = "unmatched";
+    if (req instanceof Http2ServerRequest) {
+      // An HTTP/2 request answered before its body was read (an RPC over the size limit)
+      // would keep its stream open: the client waits for flow control to send the rest,
+      // and shutdown waits for the stream. The rest is read and dropped, as REST does for
+      // its 413, for a few seconds at most; then the stream is cancelled. (A reset with NO_ERROR, which RFC 9113 8.1 suggests, leaves
+      // node's own clients hanging.)
+      const { stream } = req;
+      stream.once("finish", () => {
+        if (req.complete || stream.destroyed) return;
+        // (A request the adapter has destroyed cannot be read: only the timer ends it.
+        // Not at once: the trailers of a gRPC answer are still to be sent.)
+        if (!req.destroyed) req.resume();
+        const timer = setTimeout(() => stream.close(http2Constants.NGHTTP2_CANCEL), DRAIN_MS);
+        stream.once("close", () => clearTimeout(timer));
+      });
+    }
     res.once("finish", () => {
       const seconds = (performance.now() - started) / 1000;
       metrics.observeRequest(route, method, res.statusCode, seconds);

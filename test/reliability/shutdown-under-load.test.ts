@@ -29,7 +29,7 @@ interface Answer {
   eventId: string | undefined;
 }
 
-/** A POST whose body arrives in 5 parts over about a second, on its own connection. */
+/** A POST whose body arrives in 10 parts over about 2.5 s, on its own connection. */
 function slowPost(port: number, secret: string, key: string, body: string): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const request = http.request(
@@ -65,7 +65,7 @@ function slowPost(port: number, secret: string, key: string, body: string): Prom
     request.on("error", reject);
     request.flushHeaders();
     void (async () => {
-      const size = Math.ceil(body.length / 5);
+      const size = Math.ceil(body.length / 10);
       for (let offset = 0; offset < body.length; offset += size) {
         request.write(body.slice(offset, offset + size));
         await sleep(250);
@@ -104,8 +104,10 @@ describe(`SIGTERM under sustained load (${
     const slow = Array.from({ length: 3 }, (_, i) =>
       slowPost(service?.port ?? 0, secret, `slow-${i}`, JSON.stringify(requestBody("slow", i))),
     );
-    // Every slow request has sent its headers and part of its body.
-    await sleep(300);
+    // Every slow request has sent its headers and part of its body, and the service has
+    // had time to accept its connection even on a loaded machine (a connection still in
+    // the listen backlog at SIGTERM is refused, which this test is not about).
+    await sleep(800);
     const inFlightAtSignal = load.inFlight() + slow.length;
     const signalAt = Date.now();
     service.child.kill("SIGTERM");

@@ -116,6 +116,52 @@ describe("Expect: 100-continue over HTTP/2", () => {
   });
 });
 
+describe("an RPC over the size limit on HTTP/2", () => {
+  it.each([
+    ["gRPC", "application/grpc"],
+    ["Connect JSON", "application/json"],
+  ])(
+    "%s: refused, and its stream ended within 5 s (the rest read and dropped, or cancelled)",
+    async (_name, contentType) => {
+      const session = await h2Connect(server.url);
+      const outcome = await new Promise<{ status: number; grpcStatus: unknown; closed: boolean }>(
+        (resolve, reject) => {
+          let status = 0;
+          let grpcStatus: unknown;
+          const stream = session.request({
+            ":method": "POST",
+            ":path": "/audit.v1.IngestService/CreateEvent",
+            "content-type": contentType,
+            te: "trailers",
+            authorization: `Bearer ${key.secret}`,
+          });
+          stream.on("response", (headers) => {
+            status = Number(headers[":status"]);
+            grpcStatus ??= headers["grpc-status"];
+          });
+          stream.on("trailers", (trailers) => {
+            grpcStatus = trailers["grpc-status"];
+          });
+          stream.on("data", () => {});
+          stream.on("error", () => {});
+          stream.on("close", () => resolve({ status, grpcStatus, closed: true }));
+          setTimeout(() => reject(new Error("the stream stayed open")), 8_000).unref();
+          // 2 MB, over the 1 MB limit: refused on its first bytes, the rest read and dropped.
+          const size = 2 * MB;
+          const envelope = Buffer.alloc(5 + size);
+          envelope.writeUInt32BE(size, 1);
+          stream.end(contentType === "application/grpc" ? envelope : Buffer.alloc(size, 32));
+        },
+      );
+      expect(outcome.closed).toBe(true);
+      if (contentType === "application/grpc") expect(outcome.grpcStatus).toBe("8");
+      // Connect answers resource_exhausted with HTTP 429.
+      else expect(outcome.status).toBe(429);
+      await h2Close(session);
+    },
+  );
+});
+
 describe("absolute-form request target", () => {
   it("POST http://host/api/ingest/event is served like /api/ingest/event", async () => {
     const body = JSON.stringify(validEvent({ actorId: "absolute" }));
