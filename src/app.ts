@@ -56,8 +56,11 @@ export interface App {
   projects: ProjectStore;
   adminToken: string | undefined;
   handler: (req: NodeRequest, res: NodeResponse) => void;
-  /** What the first start of the embedded default created, to print once. */
-  firstStart: { projectId: string; secret: string } | undefined;
+  /**
+   * On the first start of the embedded default, once the port is listening: creates a
+   * project and a test key, to print once (a start that fails before it loses no key).
+   */
+  bootstrap(): Promise<{ projectId: string; secret: string } | undefined>;
   /** Names of secrets generated into DATA_DIR on this start. */
   generatedSecrets: string[];
   /** Listens on the configured port. */
@@ -165,8 +168,6 @@ export async function createApp(
     cors: createCors({ origins: config.CORS_ORIGINS, routes: { "/api/events": ["GET"] } }),
   });
 
-  const firstStart = config.DATABASE_URL ? undefined : await bootstrapEmbedded(projects);
-
   // Expired idempotency keys are deleted every minute (and once at start-up).
   const sweep = () =>
     events.deleteExpiredIdempotencyKeys(new Date()).catch((error: unknown) => {
@@ -184,7 +185,7 @@ export async function createApp(
     projects,
     adminToken: secrets.adminToken,
     handler,
-    firstStart,
+    bootstrap: async () => (config.DATABASE_URL ? undefined : bootstrapEmbedded(projects)),
     generatedSecrets: secrets.generated,
     async listen() {
       const tls =

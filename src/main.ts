@@ -5,7 +5,7 @@
 import cluster from "node:cluster";
 import type { Logger } from "pino";
 import { createApp } from "./app.js";
-import { ConfigError, loadConfig } from "./config.js";
+import { type Config, ConfigError, loadConfig } from "./config.js";
 import { createLogger } from "./logger.js";
 
 /** A configuration mistake ends the process with its message and exit code 78 (EX_CONFIG). */
@@ -18,7 +18,7 @@ function exitOnConfigError(error: unknown): never {
 }
 
 async function main(): Promise<void> {
-  let config: ReturnType<typeof loadConfig>;
+  let config: Config;
   try {
     config = loadConfig();
   } catch (error) {
@@ -41,7 +41,8 @@ async function main(): Promise<void> {
     { port: server.port, database: app.db.driver, production: config.NODE_ENV === "production" },
     "audit event service listening",
   );
-  if (app.firstStart) printFirstStart(server.port, app.firstStart);
+  const firstStart = await app.bootstrap();
+  if (firstStart) printFirstStart(baseUrl(config, server.port), firstStart);
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -92,7 +93,18 @@ function superviseWorkers(count: number, logger: Logger): void {
 }
 
 /** Shown once, on the first start of the embedded default: not a log line. */
-function printFirstStart(port: number, first: { projectId: string; secret: string }): void {
+/**
+ * Where a client on this machine reaches the service: https with TLS, and the bound host
+ * unless it is every interface.
+ */
+function baseUrl(config: Config, port: number): string {
+  const scheme = config.TLS_CERT_FILE ? "https" : "http";
+  const anyHost = ["0.0.0.0", "::", "[::]"].includes(config.HOST);
+  const host = anyHost ? "127.0.0.1" : config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST;
+  return `${scheme}://${host}:${port}`;
+}
+
+function printFirstStart(base: string, first: { projectId: string; secret: string }): void {
   const body = JSON.stringify({
     actionKey: "user.login",
     entityType: "user",
@@ -107,13 +119,13 @@ function printFirstStart(port: number, first: { projectId: string; secret: strin
       `  API key:    ${first.secret}`,
       "",
       "Record an event:",
-      `  curl -i -X POST http://127.0.0.1:${port}/api/ingest/event \\`,
+      `  curl -i -X POST ${base}/api/ingest/event \\`,
       `    -H 'Authorization: Bearer ${first.secret}' \\`,
       "    -H 'Content-Type: application/json' \\",
       `    -d '${body}'`,
       "",
-      `Browse them: http://127.0.0.1:${port}/viewer/ with a frontend token from`,
-      `  curl -X POST http://127.0.0.1:${port}/api/tokens/frontend \\`,
+      `Browse them: ${base}/viewer/ with a frontend token from`,
+      `  curl -X POST ${base}/api/tokens/frontend \\`,
       `    -H 'Authorization: Bearer ${first.secret}' -H 'Content-Type: application/json' -d '{}'`,
       "",
       "",
