@@ -5,7 +5,7 @@
  * the Connect adapter. REST errors are rendered here, once.
  */
 import { randomUUID } from "node:crypto";
-import { constants as http2Constants, Http2ServerRequest } from "node:http2";
+import { Http2ServerRequest, constants as http2Constants } from "node:http2";
 import type { TLSSocket } from "node:tls";
 import type { Logger } from "pino";
 import { Messages, ServiceError } from "../errors.js";
