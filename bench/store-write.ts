@@ -8,6 +8,7 @@
  *
  * Usage: node --import tsx bench/store-write.ts [--events 20000] [--max-batch 32]
  *          [--without <search|filters>]   (drops those indexes, to see what they cost)
+ *          [--projects 40]   (events spread evenly over this many projects)
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import { parseArgs } from "node:util";
@@ -25,11 +26,12 @@ const { values } = parseArgs({
     "max-batch": { type: "string", default: "32" },
     without: { type: "string" },
     idempotency: { type: "boolean", default: false },
+    projects: { type: "string", default: "40" },
   },
 });
 const total = Number(values.events);
 const WRITERS = 64;
-const PROJECTS = 40;
+const PROJECTS = Number(values.projects);
 const DATABASE = "audit_bench_store";
 
 const DROPPED: Record<string, string[]> = {
