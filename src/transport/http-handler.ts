@@ -141,6 +141,11 @@ export function createHttpHandler(deps: HttpHandlerDeps) {
     const secure = isSecure(req);
     if (secure) res.setHeader("strict-transport-security", "max-age=31536000; includeSubDomains");
 
+    if (PROBES.has(path) && readMethod !== "GET") {
+      route = path;
+      sendJson(res, 405, { error: "Method not allowed" }, { allow: "GET, HEAD" });
+      return;
+    }
     if (readMethod === "GET" && path === "/healthz") {
       route = path;
       sendJson(res, 200, { status: "ok" });
@@ -217,6 +222,9 @@ function originForm(target: string): string {
   if (rest === target) return target;
   return rest.startsWith("/") ? rest : `/${rest}`;
 }
+
+/** Paths answered by the service itself, to GET and HEAD only. */
+const PROBES: ReadonlySet<string> = new Set(["/healthz", "/readyz", "/metrics"]);
 
 /** The Connect adapter's fallback: unknown routes get a 404 JSON body. */
 export function notFound(_req: NodeRequest, res: NodeResponse): void {

@@ -5,7 +5,8 @@
  *   the limit gets 100 Continue and is served;
  * - an absolute-form request target (`POST http://host/api/ingest/event`) is routed by
  *   its path (RFC 9112 section 3.2.2);
- * - HEAD on GET /api/events answers as GET without the body; 405 lists HEAD with GET;
+ * - HEAD on GET /api/events answers as GET without the body; 405 lists HEAD with GET
+ *   (other methods on the probes too);
  * - a compressed request body (`Content-Encoding: gzip`) is refused with a message that
  *   says so, and nothing is stored.
  */
@@ -241,6 +242,18 @@ describe("HEAD", () => {
     expect(head.status).toBe(401);
     expect(head.body).toBe("");
   });
+
+  it.each(["POST", "PUT", "DELETE"])(
+    "%s on a probe is 405 listing GET and HEAD, on every probe",
+    async (method) => {
+      for (const path of ["/healthz", "/readyz", "/metrics"]) {
+        const response = await fetch(`${server.url}${path}`, { method });
+        expect(response.status, `${method} ${path}`).toBe(405);
+        expect(response.headers.get("allow")).toBe("GET, HEAD");
+        expect(await response.json()).toEqual({ error: "Method not allowed" });
+      }
+    },
+  );
 
   it("405 on /api/events lists GET and HEAD", async () => {
     const response = await fetch(`${server.url}/api/events`, { method: "PUT" });
