@@ -1,5 +1,6 @@
 /**
- * `npm run bench`: measures Create Event throughput, latency, CPU and memory of the
+ * `npm run bench`: measures Create Event throughput, latency, CPU (the server's and
+ * PostgreSQL's, and the two per event) and memory of the
  * service against two references on the same machine, all on 127.0.0.1:
  *   bare   a node:http server that parses the JSON and answers 201 (Node's ceiling)
  *   plain  one handler, one key query, one INSERT per request (what a team would write)
@@ -28,7 +29,7 @@ import { parseArgs } from "node:util";
 import postgres from "postgres";
 import { Environment, Plan } from "../gen/audit/v1/admin_pb.js";
 import { createAdminClient } from "../src/admin/admin-client.js";
-import { cpuSeconds, recreateDatabase } from "./machine.js";
+import { commandCpuSeconds, cpuSeconds, recreateDatabase } from "./machine.js";
 
 const { values } = parseArgs({
   options: {
@@ -65,6 +66,8 @@ interface Row extends LoadResult {
   name: string;
   /** Cores used by the server process(es) on average during the run. */
   serverCpuCores: number;
+  /** Cores used by PostgreSQL (all its processes) on average during the run. */
+  databaseCpuCores: number;
   peakRssMb: number;
 }
 
@@ -132,6 +135,7 @@ async function measure(name: string, pids: number[], loader: string, job: unknow
   }
   process.stderr.write(`  ${name}: ${durationSeconds} s ...\n`);
   const before = await Promise.all(pids.map(cpuSeconds));
+  const databaseBefore = await commandCpuSeconds("postgres");
   const started = performance.now();
   const result = await new Promise<LoadResult>((resolve, reject) => {
     const child = spawn(process.execPath, ["--import", "tsx", loader, JSON.stringify(job)], {
@@ -150,12 +154,14 @@ async function measure(name: string, pids: number[], loader: string, job: unknow
   });
   const elapsed = (performance.now() - started) / 1000;
   const after = await Promise.all(pids.map(cpuSeconds));
+  const databaseCpu = (await commandCpuSeconds("postgres")) - databaseBefore;
   const cpu = after.reduce((sum, value, i) => sum + value - (before[i] ?? 0), 0);
   const rss = await Promise.all(pids.map(peakRssMb));
   rows.push({
     name,
     ...result,
     serverCpuCores: cpu / elapsed,
+    databaseCpuCores: databaseCpu / elapsed,
     peakRssMb: rss.reduce((a, b) => a + b, 0),
   });
 }
@@ -339,6 +345,11 @@ function report(): void {
     "p99 ms": row.latencyP99 === null ? "-" : Math.round(row.latencyP99),
     "mean ms": row.latencyMean == null ? "-" : Math.round(row.latencyMean),
     "server CPU (cores)": row.serverCpuCores.toFixed(2),
+    "db CPU (cores)": row.databaseCpuCores.toFixed(2),
+    // What one event costs the server and its database together, the figure to compare.
+    "CPU µs/event": Math.round(
+      ((row.serverCpuCores + row.databaseCpuCores) * 1e6) / row.requestsPerSecond,
+    ),
     "peak RSS MB": Math.round(row.peakRssMb),
     "non-2xx": row.non2xx + row.errors + row.timeouts,
     "vs bare": bare ? (row.requestsPerSecond / bare).toFixed(2) : "",
