@@ -16,9 +16,9 @@ import { adminOperations } from "./admin/admin-service.js";
 import { generateApiKey } from "./auth/api-keys.js";
 import { createAuthenticator } from "./auth/authenticator.js";
 import { createFrontendTokens } from "./auth/frontend-tokens.js";
-import type { Config } from "./config.js";
+import { type Config, ConfigError } from "./config.js";
 import { createKeyring } from "./crypto/keyring.js";
-import { resolveSecrets } from "./embedded-secrets.js";
+import { resolveSecrets, usingDataDir } from "./embedded-secrets.js";
 import { createCursorCodec } from "./events/cursor.js";
 import { eventOperations } from "./events/event-operations.js";
 import { createListService } from "./events/list-service.js";
@@ -84,7 +84,7 @@ export async function createApp(
   const secrets = await resolveSecrets(config);
   const db = config.DATABASE_URL
     ? createPostgresDb({ url: config.DATABASE_URL })
-    : await createPgliteDb(join(config.DATA_DIR, "pglite"));
+    : await usingDataDir(config.DATA_DIR, () => createPgliteDb(join(config.DATA_DIR, "pglite")));
   try {
     await migrate(db);
   } catch (error) {
@@ -190,9 +190,20 @@ export async function createApp(
     async listen() {
       const tls =
         config.TLS_CERT_FILE && config.TLS_KEY_FILE
-          ? { cert: await readFile(config.TLS_CERT_FILE), key: await readFile(config.TLS_KEY_FILE) }
+          ? {
+              cert: await readConfiguredFile("TLS_CERT_FILE", config.TLS_CERT_FILE),
+              key: await readConfiguredFile("TLS_KEY_FILE", config.TLS_KEY_FILE),
+            }
           : undefined;
-      return listen(handler, { host: config.HOST, port: config.PORT, ...(tls ? { tls } : {}) });
+      try {
+        return await listen(handler, {
+          host: config.HOST,
+          port: config.PORT,
+          ...(tls ? { tls } : {}),
+        });
+      } catch (error) {
+        throw listenError(error, config);
+      }
     },
     async close() {
       clearInterval(sweeper);
@@ -201,6 +212,45 @@ export async function createApp(
       await db.close();
     },
   };
+}
+
+/** A file named by a configuration variable; unreadable, a configuration error. */
+async function readConfiguredFile(variable: string, path: string): Promise<Buffer> {
+  try {
+    return await readFile(path);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? "unreadable";
+    throw new ConfigError(`Invalid configuration: ${variable} ${path} cannot be read (${code})`);
+  }
+}
+
+// Why the port could not be opened, by the error's code.
+const LISTEN_REFUSALS: Readonly<Record<string, string>> = {
+  EADDRINUSE: "the port is in use",
+  EACCES: "permission denied (ports below 1024 need privileges)",
+  EADDRNOTAVAIL: "HOST is not an address of this machine",
+  ENOTFOUND: "HOST does not resolve",
+  EAI_AGAIN: "HOST does not resolve",
+};
+
+/**
+ * A failure to listen that the configuration explains (HOST, PORT, the TLS files) as a
+ * configuration error; anything else unchanged.
+ */
+function listenError(error: unknown, config: Config): unknown {
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  const refusal = code === undefined ? undefined : LISTEN_REFUSALS[code];
+  if (refusal) {
+    return new ConfigError(`Cannot listen on ${config.HOST}:${config.PORT}: ${refusal}`);
+  }
+  // OpenSSL's refusal of the PEM data, thrown when the TLS server is created.
+  if (config.TLS_CERT_FILE && code?.startsWith("ERR_OSSL")) {
+    const reason = error instanceof Error ? error.message : String(code);
+    return new ConfigError(
+      `Invalid configuration: TLS_CERT_FILE and TLS_KEY_FILE must hold a PEM certificate and its private key (${reason})`,
+    );
+  }
+  return error;
 }
 
 /** On an empty embedded database: a free project and a test key, to print once. */

@@ -55,11 +55,15 @@ export async function resolveSecrets(config: Config): Promise<Secrets> {
       generated: [],
     };
   }
-  await mkdir(config.DATA_DIR, { recursive: true, mode: 0o700 });
+  await usingDataDir(config.DATA_DIR, () =>
+    mkdir(config.DATA_DIR, { recursive: true, mode: 0o700 }),
+  );
   const generated: string[] = [];
   const pick = async (given: string | undefined, file: string, make: () => string) => {
     if (given) return given;
-    const secret = await fileSecret(join(config.DATA_DIR, file), make);
+    const secret = await usingDataDir(config.DATA_DIR, () =>
+      fileSecret(join(config.DATA_DIR, file), make),
+    );
     if (secret.created) generated.push(file);
     return secret.value;
   };
@@ -79,4 +83,18 @@ export async function resolveSecrets(config: Config): Promise<Secrets> {
     );
   }
   return { masterKey: masterKeyBytes, adminToken, tokenSigningKey, generated };
+}
+
+/**
+ * Runs a file operation in DATA_DIR; a file-system refusal (not a directory, no
+ * permission, read-only) becomes a configuration error that names DATA_DIR.
+ */
+export async function usingDataDir<T>(dataDir: string, operation: () => Promise<T>): Promise<T> {
+  try {
+    return await operation();
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (typeof code !== "string" || !code.startsWith("E")) throw error;
+    throw new ConfigError(`Invalid configuration: DATA_DIR ${dataDir} cannot be used (${code})`);
+  }
 }

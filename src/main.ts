@@ -8,11 +8,14 @@ import { createApp } from "./app.js";
 import { type Config, ConfigError, loadConfig } from "./config.js";
 import { createLogger } from "./logger.js";
 
+// EX_CONFIG of sysexits.h.
+const CONFIG_ERROR_EXIT = 78;
+
 /** A configuration mistake ends the process with its message and exit code 78 (EX_CONFIG). */
 function exitOnConfigError(error: unknown): never {
   if (error instanceof ConfigError) {
     process.stderr.write(`${error.message}\n`);
-    process.exit(78);
+    process.exit(CONFIG_ERROR_EXIT);
   }
   throw error;
 }
@@ -36,7 +39,10 @@ async function main(): Promise<void> {
       "generated secrets into DATA_DIR: keep them safe; losing master.key loses every event",
     );
   }
-  const server = await app.listen();
+  const server = await app.listen().catch(async (error: unknown) => {
+    await app.close().catch(() => {});
+    return exitOnConfigError(error);
+  });
   logger.info(
     { port: server.port, database: app.db.driver, production: config.NODE_ENV === "production" },
     "audit event service listening",
@@ -74,6 +80,12 @@ function superviseWorkers(count: number, logger: Logger): void {
   for (let i = 0; i < count; i++) fork();
   let failed = false;
   cluster.on("exit", (worker, code, signal) => {
+    if (code === CONFIG_ERROR_EXIT && !stopping) {
+      // A worker that cannot start for its configuration would fail the same way again.
+      stopping = true;
+      for (const other of Object.values(cluster.workers ?? {})) other?.process.kill("SIGTERM");
+      process.exit(CONFIG_ERROR_EXIT);
+    }
     if (stopping) {
       if (code !== 0) failed = true;
       if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(failed ? 1 : 0);
@@ -92,7 +104,6 @@ function superviseWorkers(count: number, logger: Logger): void {
   process.on("SIGINT", () => stop("SIGINT"));
 }
 
-/** Shown once, on the first start of the embedded default: not a log line. */
 /**
  * Where a client on this machine reaches the service: https with TLS, and the bound host
  * unless it is every interface.
@@ -104,6 +115,7 @@ function baseUrl(config: Config, port: number): string {
   return `${scheme}://${host}:${port}`;
 }
 
+/** Shown once, on the first start of the embedded default: not a log line. */
 function printFirstStart(base: string, first: { projectId: string; secret: string }): void {
   const body = JSON.stringify({
     actionKey: "user.login",

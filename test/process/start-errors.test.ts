@@ -1,0 +1,190 @@
+/**
+ * A start that its configuration makes impossible ends with exit code 78 (EX_CONFIG) and
+ * one line on stderr that names the variable and the reason, never a stack trace: an
+ * unreadable or invalid TLS file, a port in use, a HOST that is not this machine's, a
+ * DATA_DIR that is not a usable directory. With workers, the supervisor stops with the
+ * same code instead of restarting workers that would fail the same way.
+ * Through the real process (`node --import tsx src/main.ts`).
+ */
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import * as net from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createIsolatedStorage, type IsolatedStorage } from "../support/isolated-storage.js";
+import { usingPostgres } from "../support/test-server.js";
+import { makeCertificate } from "../support/tls-certificate.js";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const START_TIMEOUT_MS = 60_000;
+
+let scratch: string;
+const storages: IsolatedStorage[] = [];
+
+beforeAll(async () => {
+  scratch = await mkdtemp(join(tmpdir(), "audit-start-errors-"));
+});
+
+afterAll(async () => {
+  await rm(scratch, { recursive: true, force: true });
+  for (const storage of storages) await storage.cleanup();
+});
+
+/** Runs the service with `env` on storage of its own; resolves with how it ended. */
+async function start(env: Record<string, string>) {
+  const storage = await createIsolatedStorage();
+  storages.push(storage);
+  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      DATABASE_URL: undefined,
+      REDIS_URL: undefined,
+      PORT: "0",
+      HOST: "127.0.0.1",
+      LOG_LEVEL: "error",
+      ...storage.env,
+      ...env,
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stderr = "";
+  let stdout = "";
+  child.stderr.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  child.stdout.on("data", (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  const code = await new Promise<number | null>((resolve) => {
+    const timer = setTimeout(() => child.kill("SIGKILL"), START_TIMEOUT_MS - 5_000);
+    child.once("exit", (exitCode) => {
+      clearTimeout(timer);
+      resolve(exitCode);
+    });
+  });
+  return { code, stderr, stdout };
+}
+
+/** A configuration error as main.ts reports it: exit 78 and exactly one line. */
+function expectConfigError(ended: { code: number | null; stderr: string }, line: string | RegExp) {
+  expect(ended.code).toBe(78);
+  expect(ended.stderr).not.toMatch(/\n\s+at /);
+  const lines = ended.stderr.trimEnd().split("\n");
+  expect(lines).toHaveLength(1);
+  if (typeof line === "string") expect(lines[0]).toBe(line);
+  else expect(lines[0]).toMatch(line);
+}
+
+describe("a start the configuration makes impossible", () => {
+  it(
+    "an unreadable TLS file: 78, naming the variable and the file",
+    async () => {
+      const missing = join(scratch, "missing-cert.pem");
+      const key = join(scratch, "unused-key.pem");
+      await writeFile(key, "unused");
+      const ended = await start({ TLS_CERT_FILE: missing, TLS_KEY_FILE: key });
+      expectConfigError(
+        ended,
+        `Invalid configuration: TLS_CERT_FILE ${missing} cannot be read (ENOENT)`,
+      );
+    },
+    START_TIMEOUT_MS,
+  );
+
+  it(
+    "TLS files that are not a PEM certificate and key: 78, saying so",
+    async () => {
+      const cert = join(scratch, "not-a-cert.pem");
+      const key = join(scratch, "not-a-key.pem");
+      await writeFile(cert, "this is not a certificate\n");
+      await writeFile(key, "nor a key\n");
+      const ended = await start({ TLS_CERT_FILE: cert, TLS_KEY_FILE: key });
+      expectConfigError(
+        ended,
+        /^Invalid configuration: TLS_CERT_FILE and TLS_KEY_FILE must hold a PEM certificate and its private key \(.+\)$/,
+      );
+    },
+    START_TIMEOUT_MS,
+  );
+
+  it(
+    "a certificate with another certificate's key: 78",
+    async () => {
+      const cert = join(scratch, "first-cert.pem");
+      const key = join(scratch, "second-key.pem");
+      await makeCertificate(cert, join(scratch, "first-key.pem"));
+      await makeCertificate(join(scratch, "second-cert.pem"), key);
+      const ended = await start({ TLS_CERT_FILE: cert, TLS_KEY_FILE: key });
+      expectConfigError(ended, /^Invalid configuration: TLS_CERT_FILE and TLS_KEY_FILE must hold/);
+    },
+    START_TIMEOUT_MS,
+  );
+
+  it(
+    "a port in use: 78, naming host and port",
+    async () => {
+      const taken = net.createServer();
+      await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
+      const port = (taken.address() as net.AddressInfo).port;
+      try {
+        const ended = await start({ PORT: String(port) });
+        expectConfigError(ended, `Cannot listen on 127.0.0.1:${port}: the port is in use`);
+      } finally {
+        taken.close();
+      }
+    },
+    START_TIMEOUT_MS,
+  );
+
+  it(
+    "a HOST that is not an address of this machine: 78",
+    async () => {
+      // 192.0.2.1 is TEST-NET-1 (RFC 5737): never a local address.
+      const ended = await start({ HOST: "192.0.2.1", PORT: "4999" });
+      expectConfigError(
+        ended,
+        "Cannot listen on 192.0.2.1:4999: HOST is not an address of this machine",
+      );
+    },
+    START_TIMEOUT_MS,
+  );
+
+  it.skipIf(usingPostgres)(
+    "a DATA_DIR that is a file, not a directory: 78, naming DATA_DIR",
+    async () => {
+      const file = join(scratch, `data-${randomBytes(4).toString("hex")}`);
+      await writeFile(file, "a file where the data directory should be");
+      const ended = await start({ DATA_DIR: file });
+      expectConfigError(
+        ended,
+        new RegExp(
+          `^Invalid configuration: DATA_DIR ${file} cannot be used \\((EEXIST|ENOTDIR)\\)$`,
+        ),
+      );
+    },
+    START_TIMEOUT_MS,
+  );
+
+  it.skipIf(!usingPostgres || !process.env.REDIS_URL)(
+    "with two workers and the port in use, the supervisor exits 78 instead of restarting them",
+    async () => {
+      const taken = net.createServer();
+      await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
+      const port = (taken.address() as net.AddressInfo).port;
+      try {
+        const ended = await start({ PORT: String(port), WORKERS: "2" });
+        expect(ended.code).toBe(78);
+        expect(ended.stderr).toContain(`Cannot listen on 127.0.0.1:${port}: the port is in use`);
+        expect(ended.stderr).not.toMatch(/\n\s+at /);
+        expect(ended.stdout).not.toContain("worker died: starting another");
+      } finally {
+        taken.close();
+      }
+    },
+    START_TIMEOUT_MS,
+  );
+});
