@@ -11,6 +11,7 @@ import type { Logger } from "pino";
 import { Messages, ServiceError } from "../errors.js";
 import type { Metrics } from "../observability/metrics.js";
 import type { Cors } from "./cors.js";
+import { isGrpcRequest, sendGrpcMessagesPlain } from "./grpc-message.js";
 import {
   headerValue,
   type NodeRequest,
@@ -201,6 +202,7 @@ export function createHttpHandler(deps: HttpHandlerDeps) {
       return;
     }
     if (deps.procedures.has(path)) route = path;
+    if (isGrpcRequest(headerValue(req, "content-type"))) sendGrpcMessagesPlain(res);
     if (deps.grpcUnary?.(req, res)) return;
     try {
       deps.connect(req, res);

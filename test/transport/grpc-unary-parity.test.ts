@@ -171,6 +171,14 @@ describe("unary gRPC: the lean path answers as the Connect adapter does", () => 
       expect(lean.trailers["grpc-status"]).toBe(status);
       expect(lean.frames).toEqual([]);
     }
+    // On the wire, as the gRPC spec escapes it: only "%" and non-printable bytes, so that
+    // grpc-js (which decodes with decodeURI) reads the ":" too.
+    const { lean, adapter } = await both(CREATE, keyed, envelope(eventMessage({ entityId: "x" })));
+    for (const response of [lean, adapter]) {
+      expect(response.trailers["grpc-message"]).toBe(
+        "Idempotency key conflict: same key used with different body",
+      );
+    }
   });
 
   it("bodies that are not one well-formed message get the adapter's own error", async () => {
