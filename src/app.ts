@@ -40,6 +40,7 @@ import { connectRoutes, errorBoundary } from "./transport/connect-routes.js";
 import { createCors } from "./transport/cors.js";
 import { createGrpcUnary } from "./transport/grpc-unary.js";
 import { createHttpHandler, notFound } from "./transport/http-handler.js";
+import { requireHttps } from "./transport/https-required.js";
 import type { Operations } from "./transport/operation.js";
 import { createRestRouter, type NodeRequest, type NodeResponse } from "./transport/rest.js";
 import { type ListeningServer, listen } from "./transport/server.js";
@@ -136,7 +137,11 @@ export async function createApp(
     ...adminOperations({ projects, keyring, authenticator, adminToken: secrets.adminToken }),
   ]);
   const routes = connectRoutes(operations);
-  const interceptors = [errorBoundary(logger)];
+  const production = config.NODE_ENV === "production";
+  const interceptors = [
+    errorBoundary(logger),
+    ...(production ? [requireHttps({ trustProxy: config.TRUST_PROXY })] : []),
+  ];
   const connect = connectNodeAdapter({
     routes,
     interceptors,
@@ -163,7 +168,7 @@ export async function createApp(
     procedures,
     readiness: { database: () => db.ping() },
     ...(limits.redisPing ? { optionalReadiness: { redis: limits.redisPing } } : {}),
-    requireHttps: config.NODE_ENV === "production",
+    requireHttps: production,
     trustProxy: config.TRUST_PROXY,
     cors: createCors({ origins: config.CORS_ORIGINS, routes: { "/api/events": ["GET"] } }),
   });

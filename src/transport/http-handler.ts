@@ -12,6 +12,7 @@ import { Messages, ServiceError } from "../errors.js";
 import type { Metrics } from "../observability/metrics.js";
 import type { Cors } from "./cors.js";
 import { isGrpcRequest, sendGrpcMessagesPlain } from "./grpc-message.js";
+import { forwardedHttps } from "./https-required.js";
 import {
   headerValue,
   type NodeRequest,
@@ -62,9 +63,7 @@ export function createHttpHandler(deps: HttpHandlerDeps) {
 
   const isSecure = (req: NodeRequest): boolean => {
     if ((req.socket as TLSSocket).encrypted) return true;
-    if (!deps.trustProxy) return false;
-    const first = headerValue(req, "x-forwarded-proto")?.split(",")[0]?.trim();
-    return first?.toLowerCase() === "https";
+    return deps.trustProxy && forwardedHttps(headerValue(req, "x-forwarded-proto"));
   };
 
   const fail = (res: NodeResponse, error: unknown, requestId: string) => {
@@ -173,7 +172,9 @@ export function createHttpHandler(deps: HttpHandlerDeps) {
       route = path;
       return;
     }
-    if (deps.requireHttps && !secure) {
+    // RPCs are refused by the adapter's interceptor instead, in their own protocol.
+    const rpc = deps.procedures.has(path);
+    if (deps.requireHttps && !secure && !rpc) {
       fail(res, new ServiceError("bad_request", Messages.httpsRequired), requestId);
       return;
     }
@@ -201,9 +202,11 @@ export function createHttpHandler(deps: HttpHandlerDeps) {
       });
       return;
     }
-    if (deps.procedures.has(path)) route = path;
+    if (rpc) route = path;
     if (isGrpcRequest(headerValue(req, "content-type"))) sendGrpcMessagesPlain(res);
-    if (deps.grpcUnary?.(req, res)) return;
+    // The lean path runs no interceptors: a refused request goes to the adapter.
+    const refused = deps.requireHttps && !secure;
+    if (!refused && deps.grpcUnary?.(req, res)) return;
     try {
       deps.connect(req, res);
     } catch {

@@ -1,7 +1,8 @@
 /**
  * Production mode (NODE_ENV=production, spec section 7, DESIGN 4.1): plain HTTP gets 400
  * `HTTPS is required` on every route but the probes and metrics (which answer before the
- * check, so that an orchestrator can probe the port); `X-Forwarded-Proto: https` counts
+ * check, so that an orchestrator can probe the port), RPCs in their own protocol's error
+ * (Connect `invalid_argument`, gRPC INVALID_ARGUMENT); `X-Forwarded-Proto: https` counts
  * only with TRUST_PROXY; Strict-Transport-Security is sent on HTTPS responses (real TLS
  * or a trusted forwarded https) and never on cleartext ones.
  *
@@ -11,8 +12,10 @@
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import * as grpc from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateApiKey } from "../../src/auth/api-keys.js";
+import { createIngestClient } from "../support/grpc-ingest-client.js";
 import { h1Request } from "../support/raw-http.js";
 import { startTestServer, type TestServer, validEvent } from "../support/test-server.js";
 import { makeCertificate } from "../support/tls-certificate.js";
@@ -67,12 +70,11 @@ async function send(
   };
 }
 
-/** The routes a plain-HTTP client must be refused on: ingest, list, admin, unknown. */
+/** The routes a plain-HTTP client must be refused on with the REST error: ingest, list, unknown. */
 const REFUSED: [what: string, method: string, path: string, body?: unknown][] = [
   ["Create Event", "POST", "/api/ingest/event", validEvent()],
   ["List Events", "GET", "/api/events"],
   ["Create Frontend Token", "POST", "/api/tokens/frontend", {}],
-  ["an admin RPC", "POST", "/audit.v1.AdminService/ListProjects", {}],
   ["a path that does not exist", "GET", "/no/such/path"],
 ];
 
@@ -105,6 +107,49 @@ describe("production mode without a trusted proxy", () => {
       expect(await totalEvents(server)).toBe(before);
     },
   );
+
+  it.each([
+    ["Create Event", "/audit.v1.IngestService/CreateEvent", validEvent()],
+    ["an admin RPC", "/audit.v1.AdminService/ListProjects", {}],
+  ])(
+    "plain HTTP to %s over Connect: its own error, invalid_argument HTTPS is required",
+    async (_what, path, body) => {
+      const before = await totalEvents(server);
+      for (const forwarded of [{}, { "x-forwarded-proto": "https" }]) {
+        const response = await send(
+          server,
+          "POST",
+          path,
+          { authorization: `Bearer ${secret}`, ...forwarded },
+          body,
+        );
+        expect(response.status).toBe(400);
+        expect(response.body).toEqual({ code: "invalid_argument", message: "HTTPS is required" });
+        expect(response.hsts).toBeUndefined();
+      }
+      expect(await totalEvents(server)).toBe(before);
+    },
+  );
+
+  it("plain HTTP over gRPC (a grpc-js client, h2c): INVALID_ARGUMENT HTTPS is required", async () => {
+    const before = await totalEvents(server);
+    const client = createIngestClient(
+      `127.0.0.1:${server.port}`,
+      grpc.credentials.createInsecure(),
+    );
+    try {
+      const outcome = await client.createEvent(validEvent(), {
+        authorization: `Bearer ${secret}`,
+      });
+      expect(outcome.ok ? "created" : [outcome.error.code, outcome.error.details]).toEqual([
+        grpc.status.INVALID_ARGUMENT,
+        "HTTPS is required",
+      ]);
+    } finally {
+      client.close();
+    }
+    expect(await totalEvents(server)).toBe(before);
+  });
 
   it("X-Forwarded-Proto: https is not believed without TRUST_PROXY: 400, no HSTS, no event", async () => {
     for (const proto of ["https", "HTTPS", "https, http"]) {
@@ -168,6 +213,19 @@ describe("production mode behind a trusted proxy (TRUST_PROXY=true)", () => {
     },
   );
 
+  it("an RPC whose proxy says https is served: Connect Create Event 200 with HSTS", async () => {
+    const response = await send(
+      server,
+      "POST",
+      "/audit.v1.IngestService/CreateEvent",
+      { authorization: `Bearer ${secret}`, "x-forwarded-proto": "https" },
+      validEvent(),
+    );
+    expect(response.status).toBe(200);
+    expect(response.body.eventId).toEqual(expect.any(String));
+    expect(response.hsts).toBe(HSTS);
+  });
+
   it("errors on a forwarded-https request carry HSTS too", async () => {
     const response = await send(
       server,
@@ -227,6 +285,18 @@ describe("production mode over TLS", () => {
   afterAll(async () => {
     await server?.close();
     if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it("gRPC over TLS (a grpc-js client): the event is created", async () => {
+    const client = createIngestClient(`localhost:${server.port}`, grpc.credentials.createSsl(ca));
+    try {
+      const outcome = await client.createEvent(validEvent(), {
+        authorization: `Bearer ${secret}`,
+      });
+      expect(outcome.ok ? outcome.reply.eventId : outcome.error.details).toMatch(/^[0-9a-f-]{36}$/);
+    } finally {
+      client.close();
+    }
   });
 
   it("HTTPS: Create Event 201 and List Events 200, both with HSTS", async () => {
