@@ -68,6 +68,8 @@ interface Row extends LoadResult {
   serverCpuCores: number;
   /** Cores used by PostgreSQL (all its processes) on average during the run. */
   databaseCpuCores: number;
+  /** Cores used by Redis (the rate limits) on average during the run. */
+  redisCpuCores: number;
   peakRssMb: number;
 }
 
@@ -136,6 +138,7 @@ async function measure(name: string, pids: number[], loader: string, job: unknow
   process.stderr.write(`  ${name}: ${durationSeconds} s ...\n`);
   const before = await Promise.all(pids.map(cpuSeconds));
   const databaseBefore = await commandCpuSeconds("postgres");
+  const redisBefore = await commandCpuSeconds("redis-server");
   const started = performance.now();
   const result = await new Promise<LoadResult>((resolve, reject) => {
     const child = spawn(process.execPath, ["--import", "tsx", loader, JSON.stringify(job)], {
@@ -155,6 +158,7 @@ async function measure(name: string, pids: number[], loader: string, job: unknow
   const elapsed = (performance.now() - started) / 1000;
   const after = await Promise.all(pids.map(cpuSeconds));
   const databaseCpu = (await commandCpuSeconds("postgres")) - databaseBefore;
+  const redisCpu = (await commandCpuSeconds("redis-server")) - redisBefore;
   const cpu = after.reduce((sum, value, i) => sum + value - (before[i] ?? 0), 0);
   const rss = await Promise.all(pids.map(peakRssMb));
   rows.push({
@@ -162,6 +166,7 @@ async function measure(name: string, pids: number[], loader: string, job: unknow
     ...result,
     serverCpuCores: cpu / elapsed,
     databaseCpuCores: databaseCpu / elapsed,
+    redisCpuCores: redisCpu / elapsed,
     peakRssMb: rss.reduce((a, b) => a + b, 0),
   });
 }
@@ -346,9 +351,12 @@ function report(): void {
     "mean ms": row.latencyMean == null ? "-" : Math.round(row.latencyMean),
     "server CPU (cores)": row.serverCpuCores.toFixed(2),
     "db CPU (cores)": row.databaseCpuCores.toFixed(2),
-    // What one event costs the server and its database together, the figure to compare.
+    "redis CPU (cores)": row.redisCpuCores.toFixed(2),
+    // What one event costs the server, its database and Redis together on the shared
+    // cores: the figure to compare.
     "CPU µs/event": Math.round(
-      ((row.serverCpuCores + row.databaseCpuCores) * 1e6) / row.requestsPerSecond,
+      ((row.serverCpuCores + row.databaseCpuCores + row.redisCpuCores) * 1e6) /
+        row.requestsPerSecond,
     ),
     "peak RSS MB": Math.round(row.peakRssMb),
     "non-2xx": row.non2xx + row.errors + row.timeouts,
