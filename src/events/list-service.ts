@@ -24,6 +24,15 @@ import type { EventPageQuery, EventReader } from "../store/event-reads.js";
 import type { CursorCodec } from "./cursor.js";
 import { parseListParams } from "./list-params.js";
 
+/**
+ * Most bytes of stored ciphertext in one page before it stops: a page of large events
+ * holds fewer than `limit` of them, and its cursor leads on to the rest. Its last event
+ * may pass the bound (a page always holds one event): one event of a 1 MB body is at
+ * most a few MB once its strings are HTML-encoded, so a response stays around 10 MB at
+ * worst, while 200 events of several KB each still make one page.
+ */
+export const PAGE_MAX_BYTES = 4 * 1024 * 1024;
+
 /** A List Events request, as any transport hands it over. */
 export interface ListRequest {
   credential: Credential;
@@ -81,8 +90,8 @@ export function createListService(deps: ListDeps): ListService {
       const query: EventPageQuery = {
         ...scope,
         searchTokens: params.searchWords.map((word) => searchTokenId(keys, queryToken(word))),
-        // One row more than the page tells whether another page follows.
-        limit: params.limit + 1,
+        limit: params.limit,
+        maxBytes: PAGE_MAX_BYTES,
       };
       // Labels as ingestion computed them (event-cipher.ts sealEvent).
       if (params.actorId !== undefined) {
@@ -99,9 +108,7 @@ export function createListService(deps: ListDeps): ListService {
       if (params.from) query.from = params.from;
       if (params.to) query.to = params.to;
       if (after) query.after = after;
-      const rows = await deps.reader.page(query);
-
-      const page = rows.slice(0, params.limit);
+      const { rows: page, more } = await deps.reader.page(query);
       const events = await Promise.all(
         page.map(async (row): Promise<ListedEvent> => {
           const at = { ...scope, eventId: row.eventId };
@@ -117,7 +124,7 @@ export function createListService(deps: ListDeps): ListService {
       );
       const last = page.at(-1);
       const nextCursor =
-        rows.length > params.limit && last
+        more && last
           ? deps.cursors.encode(scope, {
               occurredMicros: last.occurredMicros,
               eventId: last.eventId,

@@ -3,6 +3,11 @@
  * indexes (keyed values, crypto/blind-index.ts), never on plaintext, and the page is a keyset page in the one
  * order of the timeline index: `occurred_at desc, id desc`. Only the rows of the page
  * are returned (with their context), so only they are ever decrypted.
+ *
+ * A page is bounded twice: by its number of events and by the bytes of their ciphertext.
+ * Events may be up to 1 MB as sent and about three times that once their strings are
+ * HTML-encoded, so 200 of them would make a response of hundreds of megabytes, more than
+ * a process can serialize (and its building would stall every other request).
  */
 import type { Db } from "./db.js";
 
@@ -29,7 +34,19 @@ export interface EventPageQuery {
   /** occurred_at upper bound, inclusive. */
   to?: Date;
   after?: TimelinePosition;
+  /** Most events in the page. */
   limit: number;
+  /**
+   * Most bytes of ciphertext (payload and context) in the page: events after the first
+   * are left for the next page once the page holds this much.
+   */
+  maxBytes: number;
+}
+
+/** One page and whether more events match after it. */
+export interface StoredEventPage {
+  rows: StoredEventRow[];
+  more: boolean;
 }
 
 /** One event as stored: ids, timestamps, ciphertext. */
@@ -45,8 +62,11 @@ export interface StoredEventRow {
 
 /** Reads events. */
 export interface EventReader {
-  /** Up to `limit` events, newest `occurred_at` first, ties by id descending. */
-  page(query: EventPageQuery): Promise<StoredEventRow[]>;
+  /**
+   * Up to `limit` events within `maxBytes`, newest `occurred_at` first, ties by id
+   * descending.
+   */
+  page(query: EventPageQuery): Promise<StoredEventPage>;
 }
 
 interface Row {
@@ -54,7 +74,8 @@ interface Row {
   occurred_us: string;
   received_at: Date;
   key_version: number;
-  payload: Uint8Array;
+  /** Null for a row that matched but does not fit in the page's bytes. */
+  payload: Uint8Array | null;
   context: Uint8Array | null;
 }
 
@@ -87,32 +108,52 @@ export function createEventReader(db: Db): EventReader {
         // A row comparison is an index condition on (occurred_at desc, id desc).
         where.push(`(occurred_at, id) < (${at}::timestamptz, ${id}::uuid)`);
       }
-      params.push(query.limit);
+      // One row more than the page tells whether another page follows.
+      params.push(query.limit + 1, query.maxBytes);
+      const [limit, maxBytes] = [`$${params.length - 1}`, `$${params.length}`];
+      // A row fits when the rows before it hold less than maxBytes (so the first always
+      // does). octet_length reads a stored value's size without fetching it, and the
+      // ciphertext of rows that do not fit is never read.
       const rows = await db.query<Row>(
-        `select e.id, e.occurred_at, e.occurred_us, e.received_at, e.key_version, e.payload,
-                c.ciphertext as context
-           from (select id, occurred_at, received_at, key_version, payload,
-                        (extract(epoch from occurred_at) * 1000000)::int8::text as occurred_us
-                   from events
-                  where ${where.join(" and ")}
-                  order by occurred_at desc, id desc
-                  limit $${params.length}) e
-           left join event_contexts c
-             on c.project_id = $1 and c.environment = $2 and c.event_id = e.id
-          order by e.occurred_at desc, e.id desc`,
+        `select id, occurred_us, received_at, key_version,
+                case when fits then payload end as payload,
+                case when fits then context end as context
+           from (select s.*,
+                        sum(size) over (order by occurred_at desc, id desc) - size
+                          < ${maxBytes}::int8 as fits
+                   from (select e.id, e.occurred_at, e.occurred_us, e.received_at,
+                                e.key_version, e.payload, c.ciphertext as context,
+                                octet_length(e.payload)::int8
+                                  + coalesce(octet_length(c.ciphertext), 0) as size
+                           from (select id, occurred_at, received_at, key_version, payload,
+                                        (extract(epoch from occurred_at) * 1000000)::int8::text
+                                          as occurred_us
+                                   from events
+                                  where ${where.join(" and ")}
+                                  order by occurred_at desc, id desc
+                                  limit ${limit}) e
+                           left join event_contexts c
+                             on c.project_id = $1 and c.environment = $2
+                            and c.event_id = e.id) s) p
+          order by occurred_at desc, id desc`,
         params,
       );
-      return rows.map((row) => ({
-        eventId: row.id,
-        // From the epoch figure, not the driver's reading of the timestamp's text, which
-        // V8 parses loosely: `0049-06-15 12:00:00+00` would come back as 2049.
-        occurredAt: new Date(Number(floorMillis(BigInt(row.occurred_us)).millis)),
-        occurredMicros: BigInt(row.occurred_us),
-        receivedAt: row.received_at,
-        keyVersion: row.key_version,
-        payload: row.payload,
-        context: row.context,
-      }));
+      const page: StoredEventRow[] = [];
+      for (const row of rows.slice(0, query.limit)) {
+        if (row.payload === null) break;
+        page.push({
+          eventId: row.id,
+          // From the epoch figure, not the driver's reading of the timestamp's text, which
+          // V8 parses loosely: `0049-06-15 12:00:00+00` would come back as 2049.
+          occurredAt: new Date(Number(floorMillis(BigInt(row.occurred_us)).millis)),
+          occurredMicros: BigInt(row.occurred_us),
+          receivedAt: row.received_at,
+          keyVersion: row.key_version,
+          payload: row.payload,
+          context: row.context,
+        });
+      }
+      return { rows: page, more: rows.length > page.length };
     },
   };
 }
