@@ -105,7 +105,7 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
         if (genuine) throw new ServiceError("permission_denied", Messages.readOnlyToken);
         throw new ServiceError("unauthenticated", Messages.invalidKeyFormat);
       }
-      if (!API_KEY_FORMAT.test(credential.value)) {
+      if (credential.kind === "malformed" || !API_KEY_FORMAT.test(credential.value)) {
         throw new ServiceError("unauthenticated", Messages.invalidKeyFormat);
       }
       const identity = await lookup(credential.value);

@@ -7,7 +7,9 @@
 export type Credential =
   | { kind: "none" }
   | { kind: "api_key"; value: string }
-  | { kind: "token"; value: string };
+  | { kind: "token"; value: string }
+  /** An Authorization header that is not `Bearer <value>`: refused as a malformed key. */
+  | { kind: "malformed" };
 
 /** Header access shared by node's IncomingHttpHeaders and the fetch Headers class. */
 export type HeaderLookup = (name: string) => string | undefined;
@@ -25,9 +27,10 @@ export function readCredential(header: HeaderLookup): Credential {
   const bearer = authorization ? /^Bearer\s+(.+)$/i.exec(authorization)?.[1]?.trim() : undefined;
   if (bearer) return JWT_SHAPE.test(bearer) ? token(bearer) : key(bearer);
   if (projectKey) return key(projectKey);
-  // A malformed Authorization value (`Bearerpk_...`, a bare key) still presents a key,
-  // which then fails the format check; "Bearer" with nothing after it presents none.
-  if (authorization && !/^Bearer$/i.test(authorization)) return key(authorization);
+  // Any other Authorization value (`Bearerpk_...`, `Basic ...`, a bare key) presents a
+  // key in the wrong form, which fails the format check even when the value is a
+  // well-formed key; "Bearer" with nothing after it presents none.
+  if (authorization && !/^Bearer$/i.test(authorization)) return { kind: "malformed" };
   return { kind: "none" };
 }
 

@@ -238,6 +238,25 @@ describe("POST /api/ingest/event: refused requests", () => {
     });
 
     it.each([
+      ["a bare key", (secret: string) => secret],
+      ["another scheme", (secret: string) => `Token ${secret}`],
+    ])(
+      "401 Invalid API key format for a real key in Authorization as %s (not Bearer <key>)",
+      async (_, value) => {
+        const key = await server.provision();
+        await noNewEvent(
+          () => postEvent(server, validEvent(), { authorization: value(key.secret) }),
+          (res) => expectError(res, 401, INVALID_FORMAT),
+        );
+        const listed = await fetch(`${server.url}/api/events`, {
+          headers: { authorization: value(key.secret) },
+        });
+        expect(listed.status).toBe(401);
+        expect(await listed.json()).toEqual({ error: INVALID_FORMAT });
+      },
+    );
+
+    it.each([
       ["Bearer", "test"],
       ["Bearer", "live"],
       ["X-Project-Key", "test"],
