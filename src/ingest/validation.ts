@@ -88,9 +88,13 @@ function compileMessage(schema: DescMessage): Check {
       const cleaned = check(value[name], [...path, name], issues);
       if (cleaned !== undefined) out[name] = cleaned;
     }
+    // One of them supplied: present and not the empty string (`"actionKey": ""` names no
+    // action, so an event with only empty ones is refused like one with neither).
     if (
       oneOf.length > 0 &&
-      !oneOf.some((name) => Object.hasOwn(value, name) && value[name] !== undefined)
+      !oneOf.some(
+        (name) => Object.hasOwn(value, name) && value[name] !== undefined && value[name] !== "",
+      )
     ) {
       issues.push({
         path,

@@ -720,6 +720,15 @@ describe("POST /api/ingest/event: refused requests", () => {
         await expectRejected(without("actionKey"), [{ path: [], code: "custom" }]);
       });
 
+      it.each([{ actionKey: "" }, { actionKey: "", action: "" }, { action: "" }])(
+        "%j names no action: the same issue as neither",
+        async (actions) => {
+          await expectRejected({ ...without("actionKey"), ...actions }, [
+            { path: [], code: "custom" },
+          ]);
+        },
+      );
+
       it.each(["op", "path", "before", "after"])(
         "a change without %s: invalid_type, message Required",
         async (field) => {
