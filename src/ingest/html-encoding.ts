@@ -7,21 +7,41 @@
  */
 import type { JsonValue } from "@bufbuild/protobuf";
 
-const ENTITIES: Record<string, string> = {
-  "&": "&amp;",
-  "<": "&lt;",
-  ">": "&gt;",
-  '"': "&quot;",
-  "'": "&#x27;",
-};
 const SIGNIFICANT = /[&<>"']/;
-const SIGNIFICANT_ALL = /[&<>"']/g;
 
 /** `text` with HTML-significant characters encoded. */
 export function encodeHtml(text: string): string {
-  return SIGNIFICANT.test(text)
-    ? text.replace(SIGNIFICANT_ALL, (char) => ENTITIES[char] ?? char)
-    : text;
+  if (!SIGNIFICANT.test(text)) return text;
+  // One pass that copies the runs between significant characters: a replace with a
+  // callback per match took over twice as long on dense text, counting the JSON
+  // serialisation that follows (a 5 KB string of `&` 530 against 230 µs; a 1 MB event
+  // can hold two hundred of them).
+  let out = "";
+  let copied = 0;
+  for (let i = 0; i < text.length; i++) {
+    const entity = entityOf(text.charCodeAt(i));
+    if (entity === undefined) continue;
+    out += text.slice(copied, i) + entity;
+    copied = i + 1;
+  }
+  return out + text.slice(copied);
+}
+
+function entityOf(code: number): string | undefined {
+  switch (code) {
+    case 0x26:
+      return "&amp;";
+    case 0x3c:
+      return "&lt;";
+    case 0x3e:
+      return "&gt;";
+    case 0x22:
+      return "&quot;";
+    case 0x27:
+      return "&#x27;";
+    default:
+      return undefined;
+  }
 }
 
 /** A JSON value with every string and object key encoded. */
