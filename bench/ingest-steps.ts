@@ -22,9 +22,9 @@ import { ServiceError } from "../src/errors.js";
 import { eventValidator } from "../src/ingest/event-input.js";
 import { encodeJson } from "../src/ingest/html-encoding.js";
 import { createIngestService } from "../src/ingest/ingest-service.js";
+import { arrayLiteral } from "../src/store/array-literal.js";
 import type { Db } from "../src/store/db.js";
 import { createEventStore, type EventStore } from "../src/store/events.js";
-import { arrayLiteral } from "../src/store/postgres-driver.js";
 import { sampleEvent } from "./event-body.js";
 
 const { values } = parseArgs({ options: { events: { type: "string", default: "20000" } } });

@@ -8,6 +8,7 @@
  */
 import postgres from "postgres";
 import { isConnectionFailure } from "../errors.js";
+import { arrayLiteral } from "./array-literal.js";
 import type { Db, Queryable } from "./db.js";
 
 type Params = postgres.ParameterOrJSON<never>[];
@@ -141,22 +142,4 @@ export function createPostgresDb(options: PostgresOptions): Db {
       await Promise.all([sql.end({ timeout: 5 }), ...retiring]);
     },
   };
-}
-
-/**
- * An array parameter as a PostgreSQL array literal, which the statement's cast
- * (`$1::bytea[]`) reads with the right element type: Buffers as bytea hex, Dates as ISO
- * timestamps, everything else as text; null elements as NULL.
- */
-export function arrayLiteral(values: readonly unknown[]): string {
-  const elements = values.map((value) => {
-    if (value === null || value === undefined) return "NULL";
-    // Hex needs no escaping; the backslash of \x is doubled inside the literal.
-    if (value instanceof Uint8Array) {
-      return `"\\\\x${Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString("hex")}"`;
-    }
-    const text = value instanceof Date ? value.toISOString() : String(value);
-    return `"${text.replace(/[\\"]/g, "\\$&")}"`;
-  });
-  return `{${elements.join(",")}}`;
 }

@@ -1,11 +1,10 @@
 /**
- * The PostgreSQL driver writes array parameters as array literals (postgres.js runs
- * without fetching array types: see postgres-driver.ts). Each literal must read back,
+ * Both drivers write array parameters as array literals (src/store/array-literal.ts). Each literal must read back,
  * through the statement's cast, as exactly the values sent. Runs on the suite's driver.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { arrayLiteral } from "../../src/store/array-literal.js";
 import type { Db } from "../../src/store/db.js";
-import { arrayLiteral } from "../../src/store/postgres-driver.js";
 import { createIsolatedDb } from "../support/isolated-storage.js";
 
 let db: Db;

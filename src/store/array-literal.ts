@@ -1,0 +1,25 @@
+/**
+ * Array parameters as PostgreSQL array literals, for both drivers: postgres.js runs
+ * without fetching array types (postgres-driver.ts), and PGlite's own serialisation of
+ * arrays of Buffers, byte by byte in JavaScript, took most of the time of writing a
+ * large event. The statement's cast (`$1::bytea[]`) reads the literal with the right
+ * element type.
+ */
+
+/**
+ * An array parameter as a PostgreSQL array literal, which the statement's cast
+ * (`$1::bytea[]`) reads with the right element type: Buffers as bytea hex, Dates as ISO
+ * timestamps, everything else as text; null elements as NULL.
+ */
+export function arrayLiteral(values: readonly unknown[]): string {
+  const elements = values.map((value) => {
+    if (value === null || value === undefined) return "NULL";
+    // Hex needs no escaping; the backslash of \x is doubled inside the literal.
+    if (value instanceof Uint8Array) {
+      return `"\\\\x${Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString("hex")}"`;
+    }
+    const text = value instanceof Date ? value.toISOString() : String(value);
+    return `"${text.replace(/[\\"]/g, "\\$&")}"`;
+  });
+  return `{${elements.join(",")}}`;
+}
