@@ -10,9 +10,10 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ServiceError } from "../../src/errors.js";
 import type { Db } from "../../src/store/db.js";
-import { createEventStore, type NewEvent } from "../../src/store/events.js";
+import { createEventStore } from "../../src/store/events.js";
 import { migrate } from "../../src/store/migrations.js";
 import { createIsolatedDb } from "../support/isolated-storage.js";
+import { newStoredEvent } from "../support/new-event.js";
 
 let db: Db;
 let cleanup: () => Promise<void>;
@@ -33,41 +34,6 @@ afterAll(async () => {
   await cleanup();
 });
 
-function newEvent(
-  projectId: string,
-  occurredAt: Date,
-  keyHash?: Buffer,
-  bodyHash: Buffer = randomBytes(32),
-): NewEvent {
-  const receivedAt = new Date();
-  return {
-    projectId,
-    environment: "live",
-    eventId: randomUUID(),
-    occurredAt,
-    receivedAt,
-    sealed: {
-      keyVersion: 1,
-      payload: randomBytes(64),
-      context: randomBytes(32),
-      actorIdx: randomBytes(16),
-      entityTypeIdx: randomBytes(16),
-      entityIdIdx: randomBytes(16),
-      actionIdx: randomBytes(16),
-      tenantIdx: undefined,
-      legacyActionIdx: undefined,
-      searchTokens: [7n],
-    },
-    idempotency: keyHash
-      ? {
-          keyHash,
-          bodyHash,
-          expiresAt: new Date(receivedAt.getTime() + 86_400_000),
-        }
-      : undefined,
-  };
-}
-
 const count = async (sql: string, projectId: string) =>
   (await db.query<{ n: number }>(sql, [projectId]))[0]?.n ?? -1;
 
@@ -80,14 +46,14 @@ describe("a batch with a value the database refuses", () => {
     const refused = new Date(Date.parse("9999-12-31T23:59:59Z") + 2_000);
     const [sharedKey, sharedBody] = [randomBytes(32), randomBytes(32)];
     const events = [
-      newEvent(projects[0] as string, new Date()),
-      newEvent(projects[1] as string, new Date(), sharedKey, sharedBody),
-      newEvent(projects[1] as string, refused, randomBytes(32)),
-      newEvent(projects[0] as string, new Date(), randomBytes(32)),
-      newEvent(projects[1] as string, new Date()),
+      newStoredEvent(projects[0] as string),
+      newStoredEvent(projects[1] as string, { keyHash: sharedKey, bodyHash: sharedBody }),
+      newStoredEvent(projects[1] as string, { occurredAt: refused, keyHash: randomBytes(32) }),
+      newStoredEvent(projects[0] as string, { keyHash: randomBytes(32) }),
+      newStoredEvent(projects[1] as string),
       // The same key as the second event: it waits for that event's write, through the
       // failed statement and the retries, and then replays it.
-      newEvent(projects[1] as string, new Date(), sharedKey, sharedBody),
+      newStoredEvent(projects[1] as string, { keyHash: sharedKey, bodyHash: sharedBody }),
     ];
     // Queued in one turn of the event loop: one batch (and the repeated key in the next).
     const results = await Promise.allSettled(events.map((event) => store.createEvent(event)));

@@ -9,9 +9,10 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ServiceError } from "../../src/errors.js";
 import type { Db } from "../../src/store/db.js";
-import { createEventStore, type NewEvent, type QuotaRefusal } from "../../src/store/events.js";
+import { createEventStore, type QuotaRefusal } from "../../src/store/events.js";
 import { migrate } from "../../src/store/migrations.js";
 import { createIsolatedDb } from "../support/isolated-storage.js";
+import { newStoredEvent } from "../support/new-event.js";
 
 let db: Db;
 let cleanup: () => Promise<void>;
@@ -34,35 +35,8 @@ async function newProject(plan: "free" | "pro"): Promise<string> {
   return id;
 }
 
-function newEvent(projectId: string, keyed: boolean): NewEvent {
-  const receivedAt = new Date();
-  return {
-    projectId,
-    environment: "live",
-    eventId: randomUUID(),
-    occurredAt: receivedAt,
-    receivedAt,
-    sealed: {
-      keyVersion: 1,
-      payload: randomBytes(64),
-      context: randomBytes(32),
-      actorIdx: randomBytes(16),
-      entityTypeIdx: randomBytes(16),
-      entityIdIdx: randomBytes(16),
-      actionIdx: randomBytes(16),
-      tenantIdx: randomBytes(16),
-      legacyActionIdx: undefined,
-      searchTokens: [1n, -2n],
-    },
-    idempotency: keyed
-      ? {
-          keyHash: randomBytes(32),
-          bodyHash: randomBytes(32),
-          expiresAt: new Date(receivedAt.getTime() + 86_400_000),
-        }
-      : undefined,
-  };
-}
+const newEvent = (projectId: string, keyed: boolean) =>
+  newStoredEvent(projectId, { keyHash: keyed ? randomBytes(32) : undefined });
 
 const countOf = async (sql: string, projectId: string) =>
   (await db.query<{ n: number }>(sql, [projectId]))[0]?.n ?? -1;

@@ -15,6 +15,7 @@ import type { Db } from "../../src/store/db.js";
 import { createEventStore, type EventStore, type NewEvent } from "../../src/store/events.js";
 import { migrate } from "../../src/store/migrations.js";
 import { createIsolatedDb } from "../support/isolated-storage.js";
+import { newStoredEvent } from "../support/new-event.js";
 
 let db: Db;
 let cleanup: () => Promise<void>;
@@ -48,32 +49,8 @@ afterAll(async () => {
   await cleanup();
 });
 
-function newEvent(keyHash: Buffer | undefined, bodyHash: Buffer): NewEvent {
-  const now = new Date();
-  const index = () => randomBytes(16);
-  return {
-    projectId,
-    environment: "live",
-    eventId: randomUUID(),
-    occurredAt: now,
-    receivedAt: now,
-    sealed: {
-      keyVersion: 1,
-      payload: randomBytes(64),
-      context: randomBytes(32),
-      actorIdx: index(),
-      entityTypeIdx: index(),
-      entityIdIdx: index(),
-      actionIdx: index(),
-      tenantIdx: undefined,
-      legacyActionIdx: undefined,
-      searchTokens: [1n, -2n],
-    },
-    idempotency: keyHash
-      ? { keyHash, bodyHash, expiresAt: new Date(now.getTime() + 86_400_000) }
-      : undefined,
-  };
-}
+const newEvent = (keyHash: Buffer | undefined, bodyHash: Buffer): NewEvent =>
+  newStoredEvent(projectId, { keyHash, bodyHash });
 
 const count = async (sql: string) => (await db.query<{ n: number }>(sql, [projectId]))[0]?.n ?? -1;
 

@@ -1,0 +1,42 @@
+/**
+ * Events for the store's own tests (no HTTP, no encryption): random ciphertext and blind
+ * indexes of the right shapes, an optional Idempotency-Key claim valid for 24 h.
+ */
+import { randomBytes, randomUUID } from "node:crypto";
+import type { NewEvent } from "../../src/store/events.js";
+
+/** What a test may set of a stored event; the rest is random. */
+export interface NewEventOptions {
+  occurredAt?: Date;
+  /** An Idempotency-Key claim with this key hash (and `bodyHash`, random by default). */
+  keyHash?: Buffer | undefined;
+  bodyHash?: Buffer;
+}
+
+/** A new event of `projectId`'s live environment, received now. */
+export function newStoredEvent(projectId: string, options: NewEventOptions = {}): NewEvent {
+  const receivedAt = new Date();
+  const { keyHash, bodyHash = randomBytes(32) } = options;
+  return {
+    projectId,
+    environment: "live",
+    eventId: randomUUID(),
+    occurredAt: options.occurredAt ?? receivedAt,
+    receivedAt,
+    sealed: {
+      keyVersion: 1,
+      payload: randomBytes(64),
+      context: randomBytes(32),
+      actorIdx: randomBytes(16),
+      entityTypeIdx: randomBytes(16),
+      entityIdIdx: randomBytes(16),
+      actionIdx: randomBytes(16),
+      tenantIdx: undefined,
+      legacyActionIdx: undefined,
+      searchTokens: [1n, -2n],
+    },
+    idempotency: keyHash
+      ? { keyHash, bodyHash, expiresAt: new Date(receivedAt.getTime() + 86_400_000) }
+      : undefined,
+  };
+}
