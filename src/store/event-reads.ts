@@ -112,8 +112,8 @@ export function createEventReader(db: Db): EventReader {
       params.push(query.limit + 1, query.maxBytes);
       const [limit, maxBytes] = [`$${params.length - 1}`, `$${params.length}`];
       // A row fits when the rows before it hold less than maxBytes (so the first always
-      // does). octet_length reads a stored value's size without fetching it, and the
-      // ciphertext of rows that do not fit is never read.
+      // does). octet_length reads a stored value's size without decompressing or
+      // fetching it, and rows that do not fit come back without their ciphertext.
       const rows = await db.query<Row>(
         `select id, occurred_us, received_at, key_version,
                 case when fits then payload end as payload,
