@@ -26,12 +26,13 @@ import { parseListParams } from "./list-params.js";
 
 /**
  * Most bytes of stored ciphertext in one page before it stops: a page of large events
- * holds fewer than `limit` of them, and its cursor leads on to the rest. Its last event
- * may pass the bound (a page always holds one event): one event of a 1 MB body is at
- * most a few MB once its strings are HTML-encoded, so a response stays around 10 MB at
- * worst, while 200 events of several KB each still make one page.
+ * holds fewer than `limit` of them, and its cursor leads on to the rest. 2 MiB keeps
+ * pages of events up to about 10 KB whole, and pages of larger ones under the 4 MiB that
+ * gRPC clients (grpc-js, grpc-go) accept by default. Its last event may pass the bound
+ * (a page always holds one event): one event of a 1 MB body is a few MB once its strings
+ * are HTML-encoded.
  */
-export const PAGE_MAX_BYTES = 4 * 1024 * 1024;
+export const PAGE_MAX_BYTES = 2 * 1024 * 1024;
 
 /** A List Events request, as any transport hands it over. */
 export interface ListRequest {

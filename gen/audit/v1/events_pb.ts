@@ -73,7 +73,7 @@ export type ListEventsRequest = Message<"audit.v1.ListEventsRequest"> & {
   to?: string | undefined;
 
   /**
-   * Page size: 1 to 200, default 50. A page also stops after about 4 MiB of stored
+   * Page size: 1 to 200, default 50. A page also stops after about 2 MiB of stored
    * events (holding at least one), with next_cursor set: follow next_cursor until it is
    * absent rather than stopping at a short page.
    *
