@@ -25,12 +25,13 @@ import type { CursorCodec } from "./cursor.js";
 import { parseListParams } from "./list-params.js";
 
 /**
- * Most bytes of stored ciphertext in one page before it stops: a page of large events
- * holds fewer than `limit` of them, and its cursor leads on to the rest. 2 MiB keeps
- * pages of events up to about 10 KB whole, and pages of larger ones under the 4 MiB that
- * gRPC clients (grpc-js, grpc-go) accept by default. Its last event may pass the bound
- * (a page always holds one event): one event of a 1 MB body is a few MB once its strings
- * are HTML-encoded.
+ * Most bytes of stored ciphertext (the events' JSON, encrypted) in one page: an event that
+ * would take the page past it starts the next page, so a page of large events holds fewer
+ * than `limit` of them and its cursor leads on to the rest. A page holds one event at
+ * least, however large (a 1 MB body can store several MB once HTML-encoded). 2 MiB keeps
+ * pages of events up to about 10 KB whole, and REST bodies and most gRPC replies under
+ * the 4 MiB that gRPC clients (grpc-js, grpc-go) accept by default; the protobuf form of
+ * `context` and `changes` is larger than their JSON where they hold many numbers.
  */
 export const PAGE_MAX_BYTES = 2 * 1024 * 1024;
 

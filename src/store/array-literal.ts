@@ -9,17 +9,23 @@
 /**
  * An array parameter as a PostgreSQL array literal, which the statement's cast
  * (`$1::bytea[]`) reads with the right element type: Buffers as bytea hex, Dates as ISO
- * timestamps, everything else as text; null elements as NULL.
+ * timestamps, other scalars as text; null elements as NULL.
  */
 export function arrayLiteral(values: readonly unknown[]): string {
+  const quoted = (text: string) => `"${text.replace(/[\\"]/g, "\\$&")}"`;
   const elements = values.map((value) => {
     if (value === null || value === undefined) return "NULL";
     // Hex needs no escaping; the backslash of \x is doubled inside the literal.
     if (value instanceof Uint8Array) {
       return `"\\\\x${Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString("hex")}"`;
     }
-    const text = value instanceof Date ? value.toISOString() : String(value);
-    return `"${text.replace(/[\\"]/g, "\\$&")}"`;
+    if (value instanceof Date) return quoted(value.toISOString());
+    // Nested arrays and objects have no literal here: fail loudly rather than send
+    // `1,2` or `[object Object]`.
+    if (typeof value === "object") {
+      throw new TypeError("array parameters hold scalars, Dates and Uint8Arrays only");
+    }
+    return quoted(String(value));
   });
   return `{${elements.join(",")}}`;
 }

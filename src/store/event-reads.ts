@@ -5,9 +5,10 @@
  * are returned (with their context), so only they are ever decrypted.
  *
  * A page is bounded twice: by its number of events and by the bytes of their ciphertext.
- * Events may be up to 1 MB as sent and about three times that once their strings are
- * HTML-encoded, so 200 of them would make a response of hundreds of megabytes, more than
- * a process can serialize (and its building would stall every other request).
+ * Events may be up to 1 MB as sent and several times that once their strings are
+ * HTML-encoded (`'` becomes `&#x27;`), so 200 of them would make a response of hundreds
+ * of megabytes, more than a process can serialize (and its building would stall every
+ * other request).
  */
 import type { Db } from "./db.js";
 
@@ -37,8 +38,8 @@ export interface EventPageQuery {
   /** Most events in the page. */
   limit: number;
   /**
-   * Most bytes of ciphertext (payload and context) in the page: events after the first
-   * are left for the next page once the page holds this much.
+   * Most bytes of ciphertext (payload and context) in the page: an event that would take
+   * the page past it is left for the next page, unless it is the page's first.
    */
   maxBytes: number;
 }
@@ -111,16 +112,16 @@ export function createEventReader(db: Db): EventReader {
       // One row more than the page tells whether another page follows.
       params.push(query.limit + 1, query.maxBytes);
       const [limit, maxBytes] = [`$${params.length - 1}`, `$${params.length}`];
-      // A row fits when the rows before it hold less than maxBytes (so the first always
-      // does). octet_length reads a stored value's size without decompressing or
+      // A row fits when the page up to it holds at most maxBytes; the first row always
+      // does, whatever its size. octet_length reads a stored value's size without decompressing or
       // fetching it, and rows that do not fit come back without their ciphertext.
       const rows = await db.query<Row>(
         `select id, occurred_us, received_at, key_version,
                 case when fits then payload end as payload,
                 case when fits then context end as context
            from (select s.*,
-                        sum(size) over (order by occurred_at desc, id desc) - size
-                          < ${maxBytes}::int8 as fits
+                        row_number() over w = 1 or sum(size) over w <= ${maxBytes}::int8
+                          as fits
                    from (select e.id, e.occurred_at, e.occurred_us, e.received_at,
                                 e.key_version, e.payload, c.ciphertext as context,
                                 octet_length(e.payload)::int8
@@ -134,7 +135,8 @@ export function createEventReader(db: Db): EventReader {
                                   limit ${limit}) e
                            left join event_contexts c
                              on c.project_id = $1 and c.environment = $2
-                            and c.event_id = e.id) s) p
+                            and c.event_id = e.id) s
+                 window w as (order by occurred_at desc, id desc)) p
           order by occurred_at desc, id desc`,
         params,
       );

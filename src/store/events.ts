@@ -262,7 +262,7 @@ function unsettled(): ServiceError {
 // - the written events and their contexts are inserted.
 // One row per event of the batch, in order, tells its outcome.
 // A batch without Idempotency-Keys (the common case) gets the statement without the
-// claim steps: PostgreSQL sets up and runs fewer steps per statement (about 10% less
+// claim steps: PostgreSQL sets up and runs fewer steps per statement (about 7% less
 // of its CPU per event in batches of 16, bench/store-write.ts).
 
 // Parameters $1-$18 are those of every batch; $19-$21 (the claims) only of keyed ones.

@@ -56,4 +56,24 @@ describe("array literals", () => {
   it("an empty array is an empty array", async () => {
     expect(await readBack([], "text")).toEqual([]);
   });
+
+  it("a nested array or an object is refused, not sent as its string form", () => {
+    expect(() => arrayLiteral([[1, 2]])).toThrow(TypeError);
+    expect(() => arrayLiteral([{ a: 1 }])).toThrow(TypeError);
+  });
+
+  it("the driver itself sends array parameters as literals: bytea[] and int8[] read back", async () => {
+    const rows = await db.query<{ bytes: Uint8Array; number: string }>(
+      `select b as bytes, n::text as number
+         from unnest($1::bytea[], $2::int8[]) with ordinality as t(b, n, i) order by i`,
+      [
+        [Buffer.from([0, 0x5c, 0xff]), Buffer.alloc(0)],
+        ["-9223372036854775808", "7"],
+      ],
+    );
+    expect(rows.map((row) => [Buffer.from(row.bytes), row.number])).toEqual([
+      [Buffer.from([0, 0x5c, 0xff]), "-9223372036854775808"],
+      [Buffer.alloc(0), "7"],
+    ]);
+  });
 });

@@ -46,7 +46,20 @@ describe.each([
   { batch: "with one Idempotency-Key", keyed: true },
 ])("a batch $batch", ({ keyed }) => {
   it("writes what the quota allows, refuses the rest with its figures, fails an unknown project", async () => {
-    const store = createEventStore(db, {
+    // The statements the store sends, to see which one wrote the batch.
+    const sent: string[] = [];
+    const recording: Db = {
+      ...db,
+      driver: db.driver,
+      query: (sql, params) => {
+        sent.push(sql);
+        return db.query(sql, params);
+      },
+      transaction: (work) => db.transaction(work),
+      ping: () => db.ping(),
+      close: () => db.close(),
+    };
+    const store = createEventStore(recording, {
       quota: {
         limits: { free: 3, pro: 1_000_000 },
         refuse: (refusal: QuotaRefusal) =>
@@ -66,6 +79,9 @@ describe.each([
     ];
     // Queued in one turn of the event loop: one batch, one statement.
     const results = await Promise.allSettled(events.map((event) => store.createEvent(event)));
+
+    expect(sent).toHaveLength(1);
+    expect(sent[0]?.includes("insert into idempotency_keys")).toBe(keyed);
 
     const refused = { current: 3, limit: 3, plan: "free" };
     const outcomes = results.map((result) =>

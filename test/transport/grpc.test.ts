@@ -72,6 +72,15 @@ describe("gRPC (grpc-js + proto-loader) on the shared cleartext port", () => {
     ]);
   });
 
+  it("CreateEvent with a real key as bare `authorization` metadata (no Bearer) fails with UNAUTHENTICATED", async () => {
+    const key = await server.provision();
+    const outcome = await client.createEvent(validEvent(), { authorization: key.secret });
+    expect(outcome.ok ? "ok" : [outcome.error.code, outcome.error.details]).toEqual([
+      grpc.status.UNAUTHENTICATED,
+      "Invalid API key format",
+    ]);
+  });
+
   it("CreateEvent with a revoked key fails with PERMISSION_DENIED", async () => {
     const key = await server.provision();
     await server.admin.revokeApiKey({ id: key.keyId });

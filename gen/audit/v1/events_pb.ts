@@ -73,9 +73,9 @@ export type ListEventsRequest = Message<"audit.v1.ListEventsRequest"> & {
   to?: string | undefined;
 
   /**
-   * Page size: 1 to 200, default 50. A page also stops after about 2 MiB of stored
-   * events (holding at least one), with next_cursor set: follow next_cursor until it is
-   * absent rather than stopping at a short page.
+   * Page size: 1 to 200, default 50. A page also stops before 2 MiB of stored events
+   * (holding at least one), with next_cursor set: follow next_cursor until it is absent
+   * rather than stopping at a short page.
    *
    * @generated from field: optional int32 limit = 9;
    */
