@@ -13,7 +13,7 @@ import type { Db } from "../../src/store/db.js";
 import { createEventStore } from "../../src/store/events.js";
 import { migrate } from "../../src/store/migrations.js";
 import { createIsolatedDb } from "../support/isolated-storage.js";
-import { newStoredEvent } from "../support/new-event.js";
+import { newStoredEvent } from "../support/store-fixtures.js";
 
 let db: Db;
 let cleanup: () => Promise<void>;

@@ -12,7 +12,7 @@ import type { Db } from "../../src/store/db.js";
 import { createEventStore, type QuotaRefusal } from "../../src/store/events.js";
 import { migrate } from "../../src/store/migrations.js";
 import { createIsolatedDb } from "../support/isolated-storage.js";
-import { newStoredEvent } from "../support/new-event.js";
+import { newStoredEvent, recordingStatements } from "../support/store-fixtures.js";
 
 let db: Db;
 let cleanup: () => Promise<void>;
@@ -48,18 +48,7 @@ describe.each([
   it("writes what the quota allows, refuses the rest with its figures, fails an unknown project", async () => {
     // The statements the store sends, to see which one wrote the batch.
     const sent: string[] = [];
-    const recording: Db = {
-      ...db,
-      driver: db.driver,
-      query: (sql, params) => {
-        sent.push(sql);
-        return db.query(sql, params);
-      },
-      transaction: (work) => db.transaction(work),
-      ping: () => db.ping(),
-      close: () => db.close(),
-    };
-    const store = createEventStore(recording, {
+    const store = createEventStore(recordingStatements(db, sent), {
       quota: {
         limits: { free: 3, pro: 1_000_000 },
         refuse: (refusal: QuotaRefusal) =>

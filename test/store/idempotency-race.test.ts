@@ -15,29 +15,18 @@ import type { Db } from "../../src/store/db.js";
 import { createEventStore, type EventStore, type NewEvent } from "../../src/store/events.js";
 import { migrate } from "../../src/store/migrations.js";
 import { createIsolatedDb } from "../support/isolated-storage.js";
-import { newStoredEvent } from "../support/new-event.js";
+import { newStoredEvent, recordingStatements } from "../support/store-fixtures.js";
 
 let db: Db;
 let cleanup: () => Promise<void>;
-let statements: string[] = [];
+const statements: string[] = [];
 const projectId = randomUUID();
 
 beforeAll(async () => {
   const isolated = await createIsolatedDb();
   cleanup = isolated.cleanup;
-  const opened = isolated.db;
   // Records each statement, to see which paths a write took.
-  db = {
-    ...opened,
-    driver: opened.driver,
-    query: (sql, params) => {
-      statements.push(sql);
-      return opened.query(sql, params);
-    },
-    transaction: (work) => opened.transaction(work),
-    ping: () => opened.ping(),
-    close: () => opened.close(),
-  };
+  db = recordingStatements(isolated.db, statements);
   await migrate(db);
   await db.query(
     "insert into projects (id, name, plan, wrapped_index_key) values ($1, 'race', 'pro', $2)",
@@ -58,7 +47,7 @@ describe("one Idempotency-Key from two instances at once", () => {
   it("creates one event per key, answers the other with it or a conflict, and counts exactly what is stored", async () => {
     const first: EventStore = createEventStore(db, { quota: monthlyQuota });
     const second: EventStore = createEventStore(db, { quota: monthlyQuota });
-    statements = [];
+    statements.length = 0;
     const rounds = 20;
     for (let round = 0; round < rounds; round++) {
       const keyHash = randomBytes(32);
@@ -116,7 +105,7 @@ describe("one Idempotency-Key from two instances at once", () => {
   });
   it("on one instance, a request whose key is in a batch being written waits for it and replays it", async () => {
     const store = createEventStore(db, { quota: monthlyQuota });
-    statements = [];
+    statements.length = 0;
     const keyHash = randomBytes(32);
     const body = randomBytes(32);
     // Three with one key: split over batches, each after the previous one has committed.

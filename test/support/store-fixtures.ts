@@ -1,8 +1,10 @@
 /**
- * Events for the store's own tests (no HTTP, no encryption): random ciphertext and blind
- * indexes of the right shapes, an optional Idempotency-Key claim valid for 24 h.
+ * What the store's own tests share (no HTTP, no encryption): events with random
+ * ciphertext and blind indexes of the right shapes and an optional Idempotency-Key claim
+ * valid for 24 h, and a database that records the statements it runs.
  */
 import { randomBytes, randomUUID } from "node:crypto";
+import type { Db } from "../../src/store/db.js";
 import type { NewEvent } from "../../src/store/events.js";
 
 /** What a test may set of a stored event; the rest is random. */
@@ -38,5 +40,20 @@ export function newStoredEvent(projectId: string, options: NewEventOptions = {})
     idempotency: keyHash
       ? { keyHash, bodyHash, expiresAt: new Date(receivedAt.getTime() + 86_400_000) }
       : undefined,
+  };
+}
+
+/** `db` that also records the text of each statement run outside a transaction. */
+export function recordingStatements(db: Db, statements: string[]): Db {
+  return {
+    ...db,
+    driver: db.driver,
+    query: (sql, params) => {
+      statements.push(sql);
+      return db.query(sql, params);
+    },
+    transaction: (work) => db.transaction(work),
+    ping: () => db.ping(),
+    close: () => db.close(),
   };
 }
