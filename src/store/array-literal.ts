@@ -6,6 +6,11 @@
  * element type.
  */
 
+/** A statement's parameters with each array written as its literal (`arrayLiteral`). */
+export function withArrayLiterals(params: readonly unknown[]): unknown[] {
+  return params.map((value) => (Array.isArray(value) ? arrayLiteral(value) : value));
+}
+
 /**
  * An array parameter as a PostgreSQL array literal, which the statement's cast
  * (`$1::bytea[]`) reads with the right element type: Buffers as bytea hex, Dates as ISO

@@ -113,8 +113,9 @@ export function createEventReader(db: Db): EventReader {
       params.push(query.limit + 1, query.maxBytes);
       const [limit, maxBytes] = [`$${params.length - 1}`, `$${params.length}`];
       // A row fits when the page up to it holds at most maxBytes; the first row always
-      // does, whatever its size. octet_length reads a stored value's size without decompressing or
-      // fetching it, and rows that do not fit come back without their ciphertext.
+      // does, whatever its size. octet_length reads a stored value's size without
+      // decompressing or fetching it, and rows that do not fit come back without their
+      // ciphertext.
       const rows = await db.query<Row>(
         `select id, occurred_us, received_at, key_version,
                 case when fits then payload end as payload,

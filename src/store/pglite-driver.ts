@@ -4,7 +4,7 @@
  * at a time through a queue; a statement never lands inside another's transaction.
  */
 import { PGlite, types } from "@electric-sql/pglite";
-import { arrayLiteral } from "./array-literal.js";
+import { withArrayLiterals } from "./array-literal.js";
 import type { Db, Queryable } from "./db.js";
 
 /** Opens (or creates) the database in `dataDir`; `memory://` keeps it in memory. */
@@ -35,7 +35,7 @@ export async function createPgliteDb(dataDir: string): Promise<Db> {
     text: string,
     params: readonly unknown[] = [],
   ): Promise<Row[]> => {
-    const values = params.map((value) => (Array.isArray(value) ? arrayLiteral(value) : value));
+    const values = withArrayLiterals(params);
     const result = await target.query<Row>(text, values);
     return result.rows;
   };

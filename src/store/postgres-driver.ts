@@ -8,7 +8,7 @@
  */
 import postgres from "postgres";
 import { isConnectionFailure } from "../errors.js";
-import { arrayLiteral } from "./array-literal.js";
+import { withArrayLiterals } from "./array-literal.js";
 import type { Db, Queryable } from "./db.js";
 
 type Params = postgres.ParameterOrJSON<never>[];
@@ -79,7 +79,7 @@ export function createPostgresDb(options: PostgresOptions): Db {
     text: string,
     params: readonly unknown[] = [],
   ): Promise<Row[]> => {
-    const values = params.map((value) => (Array.isArray(value) ? arrayLiteral(value) : value));
+    const values = withArrayLiterals(params);
     const rows = await target.unsafe(text, values as Params, { prepare: true });
     return rows as unknown as Row[];
   };
