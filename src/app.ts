@@ -12,7 +12,13 @@ import { AdminService } from "../gen/audit/v1/admin_pb.js";
 import { EventService } from "../gen/audit/v1/events_pb.js";
 import { IngestService } from "../gen/audit/v1/ingest_pb.js";
 import { TokenService } from "../gen/audit/v1/tokens_pb.js";
-import { adminOperations } from "./admin/admin-service.js";
+import { createAdminService } from "./admin/admin-service.js";
+import { adminOperations } from "./api/admin-operations.js";
+import { eventOperations } from "./api/event-operations.js";
+import { ingestOperations } from "./api/ingest-operations.js";
+import type { Operations } from "./api/operation.js";
+import { tokenOperations } from "./api/token-operations.js";
+import { createAdminTokenGuard } from "./auth/admin-token.js";
 import { generateApiKey } from "./auth/api-keys.js";
 import { createAuthenticator } from "./auth/authenticator.js";
 import { createFrontendTokens } from "./auth/frontend-tokens.js";
@@ -20,11 +26,8 @@ import { type Config, ConfigError } from "./config.js";
 import { createKeyring } from "./crypto/keyring.js";
 import { resolveSecrets, usingDataDir } from "./embedded-secrets.js";
 import { createCursorCodec } from "./events/cursor.js";
-import { eventOperations } from "./events/event-operations.js";
 import { createListService } from "./events/list-service.js";
-import { tokenOperations } from "./events/token-operations.js";
 import { createTokenService } from "./events/token-service.js";
-import { ingestOperations } from "./ingest/ingest-operations.js";
 import { createIngestService } from "./ingest/ingest-service.js";
 import { createLimits } from "./limits/limits.js";
 import { createMetrics, type Metrics } from "./observability/metrics.js";
@@ -41,8 +44,8 @@ import { createCors } from "./transport/cors.js";
 import { createGrpcUnary } from "./transport/grpc-unary.js";
 import { createHttpHandler, notFound } from "./transport/http-handler.js";
 import { requireHttps } from "./transport/https-required.js";
-import type { Operations } from "./transport/operation.js";
-import { createRestRouter, type NodeRequest, type NodeResponse } from "./transport/rest.js";
+import type { NodeRequest, NodeResponse } from "./transport/node-http.js";
+import { createRestRouter } from "./transport/rest.js";
 import { type ListeningServer, listen } from "./transport/server.js";
 
 /** The services of the API, in the order of the proto files. */
@@ -134,7 +137,10 @@ export async function createApp(
       }),
     ),
     ...tokenOperations(createTokenService({ authenticator, tokens: frontendTokens })),
-    ...adminOperations({ projects, keyring, authenticator, adminToken: secrets.adminToken }),
+    ...adminOperations(
+      createAdminService({ projects, keyring, authenticator }),
+      createAdminTokenGuard(secrets.adminToken),
+    ),
   ]);
   const routes = connectRoutes(operations);
   const production = config.NODE_ENV === "production";

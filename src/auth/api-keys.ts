@@ -3,7 +3,7 @@
  * by hash through a unique index, so no secret is ever compared byte by byte in code.
  */
 import { hash, randomBytes } from "node:crypto";
-import type { EnvironmentName } from "../store/projects.js";
+import type { EnvironmentName } from "../vocabulary/tenancy.js";
 
 /** The spec's key format: `pk_`, the environment, `_`, a random string. */
 export const API_KEY_FORMAT = /^pk_(test|live)_[A-Za-z0-9_-]+$/;

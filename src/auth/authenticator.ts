@@ -6,7 +6,8 @@
  * and its issuing key must still be active, so revoking a key cuts off its tokens too.
  */
 import { Messages, ServiceError } from "../errors.js";
-import type { ApiKeyIdentity, EnvironmentName, PlanName, ProjectStore } from "../store/projects.js";
+import type { ApiKeyIdentity, ProjectStore } from "../store/projects.js";
+import type { EnvironmentName, PlanName } from "../vocabulary/tenancy.js";
 import { API_KEY_FORMAT, hashApiKey } from "./api-keys.js";
 import type { Credential } from "./credentials.js";
 import { type FrontendTokens, TokenMessages } from "./frontend-tokens.js";

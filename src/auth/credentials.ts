@@ -24,7 +24,7 @@ const JWT_SHAPE = /^eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*$/;
 export function readCredential(header: HeaderLookup): Credential {
   const authorization = header("authorization")?.trim();
   const projectKey = header("x-project-key")?.trim();
-  const bearer = authorization ? /^Bearer\s+(.+)$/i.exec(authorization)?.[1]?.trim() : undefined;
+  const bearer = bearerValue(authorization);
   if (bearer) return JWT_SHAPE.test(bearer) ? token(bearer) : key(bearer);
   if (projectKey) return key(projectKey);
   // Any other Authorization value (`Bearerpk_...`, `Basic ...`, a bare key) presents a
@@ -32,6 +32,16 @@ export function readCredential(header: HeaderLookup): Credential {
   // well-formed key; "Bearer" with nothing after it presents none.
   if (authorization && !/^Bearer$/i.test(authorization)) return { kind: "malformed" };
   return { kind: "none" };
+}
+
+/**
+ * The value of an `Authorization: Bearer <value>` header, trimmed; undefined for any
+ * other form or an empty value. API keys, frontend tokens and the admin token all
+ * travel this way.
+ */
+export function bearerValue(authorization: string | undefined): string | undefined {
+  const value = authorization?.trim();
+  return value ? /^Bearer\s+(.+)$/i.exec(value)?.[1]?.trim() || undefined : undefined;
 }
 
 function key(value: string): Credential {

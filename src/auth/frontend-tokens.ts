@@ -17,7 +17,7 @@ import { randomUUID } from "node:crypto";
 import { errors, jwtVerify, SignJWT } from "jose";
 import { ServiceError } from "../errors.js";
 import { isUuid } from "../ids.js";
-import type { EnvironmentName } from "../store/projects.js";
+import type { EnvironmentName } from "../vocabulary/tenancy.js";
 
 /** The `iss` of every token. */
 export const TOKEN_ISSUER = "audit-event-service";

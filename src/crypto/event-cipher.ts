@@ -5,7 +5,7 @@
  * project, environment, event and column. Filters and search use blind indexes.
  */
 import type { JsonObject } from "@bufbuild/protobuf";
-import type { ChangeInput } from "../ingest/event-input.js";
+import type { ChangeInput } from "../vocabulary/event-input.js";
 import { open, seal } from "./aead.js";
 import { blindIndex, blindIndexesOf, searchTokenIds, searchTokens } from "./blind-index.js";
 import type { ProjectKeys } from "./keyring.js";

@@ -1,38 +1,7 @@
-/**
- * The JSON shape of a valid Event (proto/audit/v1/event.proto), as the validator
- * returns it, and the one validator of it.
- */
-import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
+/** The one validator of an Event body (its shape: vocabulary/event-input.ts). */
 import { EventSchema } from "../../gen/audit/v1/event_pb.js";
+import type { EventInput } from "../vocabulary/event-input.js";
 import { compileValidator } from "./validation.js";
-
-export type ActorType = "user" | "service" | "system";
-
-/** One change of a valid event. */
-export interface ChangeInput {
-  op: "set" | "unset" | "add" | "remove";
-  path: string;
-  before: JsonValue;
-  after: JsonValue;
-  redacted?: boolean;
-}
-
-/** A valid event, as the caller sent it (known fields only). */
-export interface EventInput {
-  actionKey?: string;
-  action?: string;
-  actionDescription?: string;
-  entityType: string;
-  entityId: string;
-  actorType?: ActorType;
-  actorId: string;
-  actorDisplay?: string;
-  tenantId?: string;
-  occurredAt?: string;
-  source?: string;
-  context?: JsonObject;
-  changes?: ChangeInput[];
-}
 
 /** Validates an Event body; compiled once from the proto's declared rules. */
 export const eventValidator = compileValidator<EventInput>(EventSchema);

@@ -12,9 +12,11 @@ import { sealEvent } from "../crypto/event-cipher.js";
 import type { Keyring } from "../crypto/keyring.js";
 import { Messages, ServiceError } from "../errors.js";
 import { uuidv7 } from "../ids.js";
+import type { AdmissionCheck } from "../limits/admission.js";
 import type { EventStore, WriteResult } from "../store/events.js";
+import type { EventInput } from "../vocabulary/event-input.js";
 import { canonicalHash } from "./canonical-json.js";
-import { type EventInput, eventValidator } from "./event-input.js";
+import { eventValidator } from "./event-input.js";
 import { encodeHtml, encodeJson } from "./html-encoding.js";
 
 /** The longest Idempotency-Key accepted. */
@@ -29,11 +31,6 @@ export interface CreateEventRequest {
    * type, malformed JSON). Called only once credentials and limits have passed.
    */
   readBody: () => unknown;
-}
-
-/** Rules applied to a principal before its body is read (the rate limit). */
-export interface AdmissionCheck {
-  admit(principal: KeyPrincipal): Promise<void>;
 }
 
 /** Dependencies of the ingest service. */

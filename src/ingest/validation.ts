@@ -15,6 +15,7 @@ import {
   message as messageRulesOption,
 } from "../../gen/audit/v1/rules_pb.js";
 import type { FieldIssue } from "../errors.js";
+import { MAX_NESTING, NUMBER_OUT_OF_RANGE } from "../vocabulary/json-limits.js";
 
 type Path = (string | number)[];
 
@@ -182,15 +183,6 @@ function compileMessageField(schema: DescMessage, rules: FieldRules | undefined)
  */
 const RESERVED_KEY = "__proto__";
 
-/**
- * The deepest nesting of objects and arrays accepted, in a JSON field on every protocol
- * and in a whole REST body (checked as text before parsing goes further). JSON.parse
- * copes with any depth, but everything after it recurses (JSON.stringify for the size
- * limits, HTML encoding, canonical hashing): a 1 MB body of brackets would overflow
- * the stack.
- */
-export const MAX_NESTING = 100;
-
 /** Refuses JSON that could not be stored and read back as sent. */
 function storableCheck(value: unknown, path: Path, issues: FieldIssue[]): void {
   // Every protocol comes through here; REST bodies were already depth-checked as text.
@@ -216,10 +208,6 @@ function nesting(value: unknown, depth: number): number {
   }
   return deepest;
 }
-
-/** The message of a JSON number beyond the range of a double (`1e400`). */
-export const NUMBER_OUT_OF_RANGE =
-  "Number out of range: it must fit in a 64-bit floating-point number";
 
 /**
  * The first part of `value` that could not be read back as sent: a `__proto__` key, or

@@ -6,9 +6,9 @@
 import { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { Config } from "../config.js";
-import type { AdmissionCheck } from "../ingest/ingest-service.js";
 import type { Metrics } from "../observability/metrics.js";
 import type { QuotaPolicy } from "../store/events.js";
+import type { AdmissionCheck } from "./admission.js";
 import { monthlyQuota } from "./monthly-quota.js";
 import { createRateLimitCheck } from "./rate-limit-check.js";
 import { createMemoryRateLimiter, type RateLimiter } from "./rate-limiter.js";

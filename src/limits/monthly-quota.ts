@@ -7,7 +7,7 @@
  */
 import { ServiceError } from "../errors.js";
 import type { QuotaPolicy } from "../store/events.js";
-import type { PlanName } from "../store/projects.js";
+import type { PlanName } from "../vocabulary/tenancy.js";
 
 export { utcMonth } from "../store/events.js";
 

@@ -9,7 +9,7 @@
 import type { Logger } from "pino";
 import type { KeyPrincipal } from "../auth/authenticator.js";
 import { Messages, ServiceError } from "../errors.js";
-import type { AdmissionCheck } from "../ingest/ingest-service.js";
+import type { AdmissionCheck } from "./admission.js";
 import type { RateLimiter } from "./rate-limiter.js";
 
 /** Dependencies of the rate-limit step. */

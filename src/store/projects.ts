@@ -5,11 +5,8 @@
  */
 import type { Keyring } from "../crypto/keyring.js";
 import { uuidv7 } from "../ids.js";
+import type { ApiKeyStatusName, EnvironmentName, PlanName } from "../vocabulary/tenancy.js";
 import type { Db } from "./db.js";
-
-export type PlanName = "free" | "start" | "pro";
-export type EnvironmentName = "test" | "live";
-export type ApiKeyStatusName = "active" | "revoked" | "retired";
 
 /** A project as stored. */
 export interface ProjectRecord {

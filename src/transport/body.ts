@@ -4,8 +4,8 @@
  * it is refused as soon as it does, never buffering more than the limit.
  */
 import { Messages, ServiceError } from "../errors.js";
-import { MAX_NESTING } from "../ingest/validation.js";
-import type { NodeRequest } from "./rest.js";
+import { MAX_NESTING } from "../vocabulary/json-limits.js";
+import type { NodeRequest } from "./node-http.js";
 
 /** The spec's request size limit: 1 MB. */
 export const MAX_BODY_BYTES = 1024 * 1024;

@@ -11,10 +11,10 @@ import type {
   MethodImpl,
 } from "@connectrpc/connect";
 import type { Logger } from "pino";
+import type { Operation, OperationReply, Operations } from "../api/operation.js";
 import { Messages, ServiceError } from "../errors.js";
-import { NUMBER_OUT_OF_RANGE } from "../ingest/validation.js";
+import { NUMBER_OUT_OF_RANGE } from "../vocabulary/json-limits.js";
 import { toConnectError } from "./connect-errors.js";
-import type { Operation, OperationReply, Operations } from "./operation.js";
 
 /** Registers every operation as an RPC. */
 export function connectRoutes(operations: Operations): (router: ConnectRouter) => void {

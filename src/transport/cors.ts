@@ -8,7 +8,7 @@
  * `Access-Control-Allow-Credentials` is never sent. With CORS_ORIGINS set, only those
  * origins are echoed back (with `Vary: Origin`).
  */
-import { headerValue, type NodeRequest, type NodeResponse } from "./rest.js";
+import { headerValue, type NodeRequest, type NodeResponse } from "./node-http.js";
 
 /** The request headers a browser may send on a cross-origin call. */
 export const CORS_ALLOWED_HEADERS = "authorization, content-type, x-request-id";

@@ -6,7 +6,7 @@
  * "Idempotency key conflict%3A same key ...". Written the spec's way, every client reads
  * the message as sent.
  */
-import type { NodeResponse } from "./rest.js";
+import type { NodeResponse } from "./node-http.js";
 
 const GRPC_MESSAGE = "grpc-message";
 

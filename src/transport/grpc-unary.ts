@@ -39,9 +39,9 @@ import {
   universalResponseToNodeResponse,
 } from "@connectrpc/connect-node";
 import type { Logger } from "pino";
+import type { Operation, OperationReply, Operations } from "../api/operation.js";
 import { callOperation, rpcError } from "./connect-routes.js";
-import type { Operation, OperationReply, Operations } from "./operation.js";
-import { headerValue, type NodeRequest, type NodeResponse } from "./rest.js";
+import { headerValue, type NodeRequest, type NodeResponse } from "./node-http.js";
 
 /** What the Connect adapter is configured with, so that both paths answer alike. */
 export interface GrpcUnaryOptions {

@@ -13,14 +13,8 @@ import type { Metrics } from "../observability/metrics.js";
 import type { Cors } from "./cors.js";
 import { isGrpcRequest, sendGrpcMessagesPlain } from "./grpc-message.js";
 import { forwardedHttps } from "./https-required.js";
-import {
-  headerValue,
-  type NodeRequest,
-  type NodeResponse,
-  type RestRouter,
-  sendJson,
-  serveRest,
-} from "./rest.js";
+import { headerValue, type NodeRequest, type NodeResponse, sendJson } from "./node-http.js";
+import { type RestRouter, serveRest } from "./rest.js";
 import { toRestError } from "./rest-errors.js";
 import { createStaticViewer } from "./static-viewer.js";
 

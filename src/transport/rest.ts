@@ -6,17 +6,11 @@
  */
 import type { DescMethod, DescService } from "@bufbuild/protobuf";
 import { getOption, hasOption, toJson } from "@bufbuild/protobuf";
-import type { connectNodeAdapter } from "@connectrpc/connect-node";
 import { http as httpRule } from "../../gen/google/api/annotations_pb.js";
+import type { Operation, OperationCall, Operations } from "../api/operation.js";
 import { MAX_BODY_BYTES, parseJsonBody, readBody } from "./body.js";
-import type { Operation, OperationCall, Operations } from "./operation.js";
-
-/** A request of the HTTP/1.1 or the HTTP/2 server. */
-export type NodeRequest = Parameters<NodeHandler>[0];
-/** A response of the HTTP/1.1 or the HTTP/2 server. */
-export type NodeResponse = Parameters<NodeHandler>[1];
-// connect-node's handler type: the request and response types it accepts are ours.
-type NodeHandler = ReturnType<typeof connectNodeAdapter>;
+import { headerValue, type NodeRequest, type NodeResponse, sendJson } from "./node-http.js";
+import { REST_RENDERINGS } from "./rest-rendering.js";
 
 /** One route derived from an annotation. */
 export interface RestRoute {
@@ -100,12 +94,6 @@ export function createRestRouter(services: DescService[], operations: Operations
   };
 }
 
-/** The first value of a request header (node gives repeated headers as an array). */
-export function headerValue(req: NodeRequest, name: string): string | undefined {
-  const value = req.headers[name];
-  return Array.isArray(value) ? value[0] : value;
-}
-
 /** Serves one matched REST request; errors propagate to the caller's boundary. */
 export async function serveRest(
   req: NodeRequest,
@@ -121,10 +109,11 @@ export async function serveRest(
     readJson: () => requestJson(route, req, body, query, variables),
   };
   const reply = await route.operation(call);
-  const status = reply.restStatus ?? 200;
+  const rendering = REST_RENDERINGS.get(route.method);
+  const status = rendering?.status?.(reply) ?? 200;
   const json = toJson(route.method.output, reply.message);
   if (typeof json === "object" && json !== null && !Array.isArray(json)) {
-    for (const [name, value] of Object.entries(reply.restDefaults ?? {})) json[name] ??= value;
+    for (const [name, value] of Object.entries(rendering?.defaults ?? {})) json[name] ??= value;
   }
   sendJson(res, status, json, reply.headers);
   return status;
@@ -158,20 +147,4 @@ function requestJson(
     Object.assign(json, variables);
   }
   return json;
-}
-
-/** Writes a JSON response. */
-export function sendJson(
-  res: NodeResponse,
-  status: number,
-  body: unknown,
-  headers: Record<string, string> = {},
-): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    ...headers,
-    "content-type": "application/json; charset=utf-8",
-    "content-length": Buffer.byteLength(text),
-  });
-  res.end(text);
 }

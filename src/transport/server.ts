@@ -13,7 +13,7 @@ import * as http2 from "node:http2";
 import type { Socket } from "node:net";
 import * as net from "node:net";
 import { MAX_BODY_BYTES } from "./body.js";
-import type { NodeRequest, NodeResponse } from "./rest.js";
+import type { NodeRequest, NodeResponse } from "./node-http.js";
 
 /** TLS material; when given, the port speaks TLS only. */
 export interface TlsFiles {

@@ -17,7 +17,7 @@ import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type NodeRequest, type NodeResponse, sendJson } from "./rest.js";
+import { type NodeRequest, type NodeResponse, sendJson } from "./node-http.js";
 
 /** The path prefix of the viewer. */
 const VIEWER_PATH = "/viewer/";

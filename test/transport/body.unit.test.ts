@@ -7,7 +7,7 @@ import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { ServiceError } from "../../src/errors.js";
 import { parseJsonBody, readBody } from "../../src/transport/body.js";
-import type { NodeRequest } from "../../src/transport/rest.js";
+import type { NodeRequest } from "../../src/transport/node-http.js";
 
 function request(headers: Record<string, string> = {}) {
   const stream = new PassThrough();

@@ -2,8 +2,8 @@
 import { create } from "@bufbuild/protobuf";
 import { CreateFrontendTokenResponseSchema, TokenService } from "../../gen/audit/v1/tokens_pb.js";
 import { readCredential } from "../auth/credentials.js";
-import type { Operations } from "../transport/operation.js";
-import type { TokenService as Tokens } from "./token-service.js";
+import type { TokenService as Tokens } from "../events/token-service.js";
+import type { Operations } from "./operation.js";
 
 /** The operations of TokenService. */
 export function tokenOperations(tokens: Tokens): Operations {

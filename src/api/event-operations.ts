@@ -8,8 +8,8 @@ import { ValueSchema } from "@bufbuild/protobuf/wkt";
 import { ChangeSchema, type StoredEvent, StoredEventSchema } from "../../gen/audit/v1/event_pb.js";
 import { EventService, ListEventsResponseSchema } from "../../gen/audit/v1/events_pb.js";
 import { readCredential } from "../auth/credentials.js";
-import type { Operations } from "../transport/operation.js";
-import type { ListedEvent, ListService } from "./list-service.js";
+import type { ListedEvent, ListService } from "../events/list-service.js";
+import type { Operations } from "./operation.js";
 
 /** The operations of EventService. */
 export function eventOperations(list: ListService): Operations {
@@ -26,8 +26,6 @@ export function eventOperations(list: ListService): Operations {
             events: page.events.map(storedEventMessage),
             ...(page.nextCursor === undefined ? {} : { nextCursor: page.nextCursor }),
           }),
-          // REST clients always get both keys: `"nextCursor": null` on the last page.
-          restDefaults: { events: [], nextCursor: null },
         };
       },
     ],

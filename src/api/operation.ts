@@ -1,9 +1,11 @@
 /**
- * The protocol-free shape of one RPC method's implementation. The Connect routes
- * (gRPC, gRPC-Web, Connect) and the REST transcoder both call these, so a rule lives
- * once: neither transport implements any.
+ * The protocol-free contract of one RPC method: what a call presents and what it
+ * answers. The Connect routes (gRPC, gRPC-Web, Connect) and the REST transcoder both
+ * call these, so a rule lives once: neither transport implements any, and nothing here
+ * knows which protocol carried the call (REST rendering, such as the 201 of a created
+ * event, is a table of the REST edge: transport/rest-rendering.ts).
  */
-import type { DescMethod, JsonValue, Message } from "@bufbuild/protobuf";
+import type { DescMethod, Message } from "@bufbuild/protobuf";
 import type { HeaderLookup } from "../auth/credentials.js";
 
 /** One call of a method, as any transport presents it. */
@@ -20,16 +22,13 @@ export interface OperationCall {
 /** What a method answers. */
 export interface OperationReply {
   message: Message;
-  /** The REST status when it is not 200 (201 for a created event). */
-  restStatus?: number;
   /** Response headers for every protocol. */
   headers?: Record<string, string>;
   /**
-   * REST only: top-level fields the REST body always carries, with the value to show
-   * when the message leaves them out (ListEvents: `events: []`, `nextCursor: null`).
-   * Proto JSON omits unset and empty fields; RPC clients read them from the message.
+   * True when the call created what it names (an event stored now, not a replay): REST
+   * answers 201 for the methods whose table says so.
    */
-  restDefaults?: Readonly<Record<string, JsonValue>>;
+  created?: boolean;
 }
 
 /** The implementation of one method. */

@@ -2,8 +2,8 @@
 import { create } from "@bufbuild/protobuf";
 import { CreateEventResponseSchema, IngestService } from "../../gen/audit/v1/ingest_pb.js";
 import { readCredential } from "../auth/credentials.js";
-import type { Operations } from "../transport/operation.js";
-import type { IngestService as Ingest } from "./ingest-service.js";
+import type { IngestService as Ingest } from "../ingest/ingest-service.js";
+import type { Operations } from "./operation.js";
 
 /** The operations of IngestService. */
 export function ingestOperations(ingest: Ingest): Operations {
@@ -22,7 +22,7 @@ export function ingestOperations(ingest: Ingest): Operations {
             eventId: result.eventId,
             receivedAt: result.receivedAt.toISOString(),
           }),
-          restStatus: result.replayed ? 200 : 201,
+          created: !result.replayed,
           ...(result.replayed ? { headers: { "idempotent-replayed": "true" } } : {}),
         };
       },

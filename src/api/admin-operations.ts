@@ -1,0 +1,213 @@
+/**
+ * AdminService's operations over REST and every RPC protocol: each call presents the
+ * admin token (auth/admin-token.ts) before anything else is looked at, then its request
+ * is decoded and its shape checked (names, enum values, UUIDs: 400s, in the order the
+ * fields are read), and the rule runs (admin/admin-service.ts).
+ */
+import { create } from "@bufbuild/protobuf";
+import {
+  AdminService,
+  type ApiKey,
+  ApiKeySchema,
+  ApiKeyStatus,
+  CreateApiKeyRequestSchema,
+  CreateApiKeyResponseSchema,
+  CreateProjectRequestSchema,
+  CreateProjectResponseSchema,
+  Environment,
+  ListApiKeysRequestSchema,
+  ListApiKeysResponseSchema,
+  ListProjectsResponseSchema,
+  Plan,
+  type Project,
+  ProjectSchema,
+  RetireApiKeyRequestSchema,
+  RetireApiKeyResponseSchema,
+  RevokeApiKeyRequestSchema,
+  RevokeApiKeyResponseSchema,
+  RotateProjectKeyRequestSchema,
+  RotateProjectKeyResponseSchema,
+  SetProjectPlanRequestSchema,
+  SetProjectPlanResponseSchema,
+} from "../../gen/audit/v1/admin_pb.js";
+import type { AdminService as Admin } from "../admin/admin-service.js";
+import type { AdminTokenGuard } from "../auth/admin-token.js";
+import { bearerValue } from "../auth/credentials.js";
+import { ServiceError } from "../errors.js";
+import { isUuid } from "../ids.js";
+import type { ApiKeyRecord, ProjectRecord } from "../store/projects.js";
+import type { EnvironmentName, PlanName } from "../vocabulary/tenancy.js";
+import { decodeRequest } from "./decode-request.js";
+import type { Operation, OperationCall, Operations } from "./operation.js";
+
+const PLAN_NAMES: Record<number, PlanName | undefined> = {
+  [Plan.FREE]: "free",
+  [Plan.START]: "start",
+  [Plan.PRO]: "pro",
+};
+const PLANS: Record<PlanName, Plan> = { free: Plan.FREE, start: Plan.START, pro: Plan.PRO };
+const ENVIRONMENT_NAMES: Record<number, EnvironmentName | undefined> = {
+  [Environment.TEST]: "test",
+  [Environment.LIVE]: "live",
+};
+const STATUSES = {
+  active: ApiKeyStatus.ACTIVE,
+  revoked: ApiKeyStatus.REVOKED,
+  retired: ApiKeyStatus.RETIRED,
+} as const;
+
+/** The project as the API shows it. */
+export function projectMessage(project: ProjectRecord): Project {
+  return create(ProjectSchema, {
+    id: project.id,
+    name: project.name,
+    plan: PLANS[project.plan],
+    createdAt: project.createdAt.toISOString(),
+    keyVersion: project.keyVersion,
+  });
+}
+
+/** The API key as the API shows it (never its secret). */
+export function apiKeyMessage(key: ApiKeyRecord): ApiKey {
+  return create(ApiKeySchema, {
+    id: key.id,
+    projectId: key.projectId,
+    environment: key.environment === "live" ? Environment.LIVE : Environment.TEST,
+    status: STATUSES[key.status],
+    prefix: key.prefix,
+    createdAt: key.createdAt.toISOString(),
+    ...(key.statusChangedAt ? { statusChangedAt: key.statusChangedAt.toISOString() } : {}),
+  });
+}
+
+/** A project name: 1 to 200 characters once trimmed. */
+function projectName(name: string): string {
+  const trimmed = name.trim();
+  if (trimmed.length === 0 || trimmed.length > 200) {
+    throw new ServiceError("bad_request", "name must be 1 to 200 characters");
+  }
+  return trimmed;
+}
+
+function projectId(id: string): string {
+  if (!isUuid(id)) throw new ServiceError("bad_request", "projectId must be a UUID");
+  return id;
+}
+
+function apiKeyId(id: string): string {
+  if (!isUuid(id)) throw new ServiceError("bad_request", "id must be a UUID");
+  return id;
+}
+
+function planName(plan: Plan, fallback?: PlanName): PlanName {
+  const name = PLAN_NAMES[plan] ?? (plan === Plan.UNSPECIFIED ? fallback : undefined);
+  if (!name)
+    throw new ServiceError("bad_request", "plan must be PLAN_FREE, PLAN_START or PLAN_PRO");
+  return name;
+}
+
+function environmentName(environment: Environment): EnvironmentName {
+  const name = ENVIRONMENT_NAMES[environment];
+  if (!name) {
+    throw new ServiceError(
+      "bad_request",
+      "environment must be ENVIRONMENT_TEST or ENVIRONMENT_LIVE",
+    );
+  }
+  return name;
+}
+
+/** The operations of AdminService, each behind the admin token. */
+export function adminOperations(admin: Admin, guard: AdminTokenGuard): Operations {
+  const m = AdminService.method;
+  const operations: [(typeof m)[keyof typeof m], Operation][] = [
+    [
+      m.createProject,
+      async (call) => {
+        const request = decodeRequest(CreateProjectRequestSchema, call);
+        const name = projectName(request.name);
+        const project = await admin.createProject(name, planName(request.plan, "free"));
+        return {
+          message: create(CreateProjectResponseSchema, { project: projectMessage(project) }),
+        };
+      },
+    ],
+    [
+      m.listProjects,
+      async () => {
+        const all = await admin.listProjects();
+        return {
+          message: create(ListProjectsResponseSchema, { projects: all.map(projectMessage) }),
+        };
+      },
+    ],
+    [
+      m.setProjectPlan,
+      async (call) => {
+        const request = decodeRequest(SetProjectPlanRequestSchema, call);
+        const plan = planName(request.plan);
+        const project = await admin.setProjectPlan(projectId(request.projectId), plan);
+        return {
+          message: create(SetProjectPlanResponseSchema, { project: projectMessage(project) }),
+        };
+      },
+    ],
+    [
+      m.createApiKey,
+      async (call) => {
+        const request = decodeRequest(CreateApiKeyRequestSchema, call);
+        const environment = environmentName(request.environment);
+        const key = await admin.createApiKey(projectId(request.projectId), environment);
+        return {
+          message: create(CreateApiKeyResponseSchema, {
+            apiKey: apiKeyMessage(key.record),
+            secret: key.secret,
+          }),
+        };
+      },
+    ],
+    [
+      m.listApiKeys,
+      async (call) => {
+        const request = decodeRequest(ListApiKeysRequestSchema, call);
+        const keys = await admin.listApiKeys(projectId(request.projectId));
+        return { message: create(ListApiKeysResponseSchema, { apiKeys: keys.map(apiKeyMessage) }) };
+      },
+    ],
+    [
+      m.revokeApiKey,
+      async (call) => {
+        const request = decodeRequest(RevokeApiKeyRequestSchema, call);
+        const key = await admin.setApiKeyStatus(apiKeyId(request.id), "revoked");
+        return { message: create(RevokeApiKeyResponseSchema, { apiKey: apiKeyMessage(key) }) };
+      },
+    ],
+    [
+      m.retireApiKey,
+      async (call) => {
+        const request = decodeRequest(RetireApiKeyRequestSchema, call);
+        const key = await admin.setApiKeyStatus(apiKeyId(request.id), "retired");
+        return { message: create(RetireApiKeyResponseSchema, { apiKey: apiKeyMessage(key) }) };
+      },
+    ],
+    [
+      m.rotateProjectKey,
+      async (call) => {
+        const request = decodeRequest(RotateProjectKeyRequestSchema, call);
+        const project = await admin.rotateProjectKey(projectId(request.projectId));
+        return {
+          message: create(RotateProjectKeyResponseSchema, { project: projectMessage(project) }),
+        };
+      },
+    ],
+  ];
+  return new Map(
+    operations.map(([method, operation]) => [
+      method,
+      async (call: OperationCall) => {
+        guard.check(bearerValue(call.header("authorization")));
+        return operation(call);
+      },
+    ]),
+  );
+}

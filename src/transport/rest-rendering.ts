@@ -1,0 +1,32 @@
+/**
+ * How the REST edge renders the replies of the methods whose REST form differs from
+ * their proto JSON (spec sections 2 and 3). The operations (api/) know nothing of it:
+ * they say what happened (`created`), and this table says what REST shows for it.
+ */
+import type { DescMethod, JsonValue } from "@bufbuild/protobuf";
+import { EventService } from "../../gen/audit/v1/events_pb.js";
+import { IngestService } from "../../gen/audit/v1/ingest_pb.js";
+import type { OperationReply } from "../api/operation.js";
+
+/** The REST rendering of one method. */
+export interface RestRendering {
+  /** The status of a successful reply; 200 without it. */
+  status?: (reply: OperationReply) => number;
+  /**
+   * Top-level fields the REST body always carries, with the value to show when the
+   * message leaves them out. Proto JSON omits unset and empty fields; RPC clients read
+   * them from the message.
+   */
+  defaults?: Readonly<Record<string, JsonValue>>;
+}
+
+/** Renderings by method; a method not listed answers 200 with its proto JSON. */
+export const REST_RENDERINGS: ReadonlyMap<DescMethod, RestRendering> = new Map<
+  DescMethod,
+  RestRendering
+>([
+  // 201 for a created event, 200 for a replay of an Idempotency-Key.
+  [IngestService.method.createEvent, { status: (reply) => (reply.created ? 201 : 200) }],
+  // Both keys always: `"events": []` on an empty page, `"nextCursor": null` on the last.
+  [EventService.method.listEvents, { defaults: { events: [], nextCursor: null } }],
+]);
