@@ -44,11 +44,22 @@ async function main(): Promise<void> {
     return exitOnConfigError(error);
   });
   logger.info(
-    { port: server.port, database: app.db.driver, production: config.NODE_ENV === "production" },
+    {
+      port: server.port,
+      pid: process.pid,
+      database: app.db.driver,
+      production: config.NODE_ENV === "production",
+    },
     "audit event service listening",
   );
   const firstStart = await app.bootstrap();
-  if (firstStart) printFirstStart(baseUrl(config, server.port), firstStart);
+  if (firstStart) {
+    logger.info(
+      { projectId: firstStart.projectId },
+      "first start: created a project and a test API key, shown once on stderr",
+    );
+    printFirstStart(baseUrl(config, server.port), firstStart);
+  }
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -115,7 +126,10 @@ function baseUrl(config: Config, port: number): string {
   return `${scheme}://${host}:${port}`;
 }
 
-/** Shown once, on the first start of the embedded default: not a log line. */
+/**
+ * Shown once, on the first start of the embedded default, for the person at the terminal:
+ * on stderr, since stdout carries only JSON log lines (and the key must not be logged).
+ */
 function printFirstStart(base: string, first: { projectId: string; secret: string }): void {
   const body = JSON.stringify({
     actionKey: "user.login",
@@ -123,7 +137,7 @@ function printFirstStart(base: string, first: { projectId: string; secret: strin
     entityId: "user_123",
     actorId: "user_123",
   });
-  process.stdout.write(
+  process.stderr.write(
     [
       "",
       "First start: created a project (plan free) and a test API key. The key is shown only now.",

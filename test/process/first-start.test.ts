@@ -1,6 +1,7 @@
 /**
  * The first start of the embedded default (README, Quick start): the real process prints
- * a test API key once, with curl lines that work as printed. A first start that fails
+ * a test API key once, on stderr, with curl lines that work as printed; stdout carries only
+ * JSON log lines, one of which records the first start (without the key). A first start that fails
  * before it listens (the port taken) must not use up that key: the next start prints it.
  * Embedded only: with DATABASE_URL nothing is created at start.
  */
@@ -17,8 +18,7 @@ afterAll(async () => {
 });
 
 /** The banner's ingest curl line, read back: its URL, key and body. */
-function printedIngestCall(stdout: string[]) {
-  const text = stdout.join("\n");
+function printedIngestCall(text: string) {
   const url = /curl -i -X POST (\S+) /.exec(text)?.[1];
   const key = /API key: +(\S+)/.exec(text)?.[1];
   const body = /-d '(\{.*\})'/.exec(text)?.[1];
@@ -40,14 +40,24 @@ describe.skipIf(usingPostgres)("first start of the embedded default", () => {
 
     const service = await spawnService({}, { storageEnv: storage.env });
     try {
-      await service.waitForLog("audit event service listening", 5_000);
-      // The banner follows the listening line.
-      for (let i = 0; i < 50 && !service.stdout.join("\n").includes("API key:"); i++) {
+      // The banner is written right after this record.
+      const record = await service.waitForLog(
+        "first start: created a project and a test API key, shown once on stderr",
+        30_000,
+      );
+      for (let i = 0; i < 50 && !service.stderr().includes("API key:"); i++) {
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
-      const { url, key, body } = printedIngestCall(service.stdout);
+      const { url, key, body } = printedIngestCall(service.stderr());
       expect(url).toBe(`http://127.0.0.1:${service.port}/api/ingest/event`);
       expect(key).toMatch(/^pk_test_/);
+      expect(service.stderr()).toContain(`project id: ${record.projectId}`);
+      // stdout: JSON lines only, and the key in none of them.
+      expect(service.stdout.length).toBeGreaterThan(0);
+      for (const line of service.stdout) {
+        expect(() => JSON.parse(line), line).not.toThrow();
+        expect(line).not.toContain(key);
+      }
       const response = await fetch(url ?? "", {
         method: "POST",
         headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },

@@ -1,6 +1,6 @@
 /**
- * Runs the real service as a child process (`node --import tsx src/main.ts`) on a port
- * the OS picks (PORT=0; the port is read from the "listening" log line). Storage
+ * Runs the real service as a child process (`node --import tsx src/main.ts`, or another
+ * start command such as `npm start`) on a port the OS picks (PORT=0; the port is read from the "listening" log line). Storage
  * follows the suite's environment like test-server.ts: a fresh PostgreSQL database when
  * DATABASE_URL is set, otherwise PGlite in a temporary DATA_DIR.
  */
@@ -17,7 +17,7 @@ export interface ServiceProcess {
   child: ChildProcess;
   port: number;
   adminToken: string;
-  /** Every stdout line so far (JSON log lines and the first-start banner). */
+  /** Every stdout line so far (the JSON log lines; with `npm start`, npm's header first). */
   stdout: string[];
   /** Everything written to stderr so far. */
   stderr(): string;
@@ -38,6 +38,11 @@ export interface SpawnOptions {
    */
   storageEnv?: Record<string, string>;
   adminToken?: string;
+  /**
+   * The command line to run, from the repository's directory; by default
+   * `node --import tsx src/main.ts` (no build needed).
+   */
+  command?: readonly [string, ...string[]];
 }
 
 /** Starts the service; resolves once it logs that it listens. */
@@ -66,7 +71,8 @@ export async function spawnService(
     cleanups.push(() => storage.cleanup());
   }
 
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+  const [file, ...args] = options.command ?? [process.execPath, "--import", "tsx", "src/main.ts"];
+  const child = spawn(file, args, {
     cwd: ROOT,
     env: childEnv,
     stdio: ["ignore", "pipe", "pipe"],
