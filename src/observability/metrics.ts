@@ -2,6 +2,11 @@
  * Prometheus metrics: requests by route and status, latency histograms, events
  * ingested, and the fail-open count of the rate limiter. One registry per app, so
  * several apps in one process (tests) do not mix their figures.
+ *
+ * Invariant: no label value comes from the caller unbounded. Each label value is a new
+ * series kept for the life of the process, and HTTP/2 accepts any `:method` token, so
+ * methods are folded into a fixed set here, where labels are made; routes are the
+ * service's own templates and statuses are the server's.
  */
 import { Counter, collectDefaultMetrics, Histogram, Registry } from "prom-client";
 
@@ -13,6 +18,24 @@ export interface Metrics {
   rateLimiterFailedOpen(): void;
   /** A unary gRPC call answered by the lean path (transport/grpc-unary.ts). */
   grpcUnaryServed(): void;
+}
+
+/** The methods counted under their own name; any other is counted as `OTHER`. */
+const KNOWN_METHODS: ReadonlySet<string> = new Set([
+  "GET",
+  "HEAD",
+  "POST",
+  "PUT",
+  "PATCH",
+  "DELETE",
+  "OPTIONS",
+  "CONNECT",
+  "TRACE",
+]);
+
+/** The `method` label of a request method: itself when known, else `OTHER`. */
+export function methodLabel(method: string): string {
+  return KNOWN_METHODS.has(method) ? method : "OTHER";
 }
 
 /** Creates a registry with the service's metrics; process metrics when `withDefaults`. */
@@ -51,7 +74,7 @@ export function createMetrics(withDefaults = false): Metrics {
   return {
     registry,
     observeRequest(route, method, status, seconds) {
-      requests.inc({ route, method, status: String(status) });
+      requests.inc({ route, method: methodLabel(method), status: String(status) });
       latency.observe({ route }, seconds);
     },
     eventCreated(environment) {
