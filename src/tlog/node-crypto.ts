@@ -1,0 +1,46 @@
+/**
+ * LogCrypto over node:crypto: synchronous, for the server and the `audit` CLI. The
+ * browser uses createWebLogCrypto (crypto.ts) instead; nothing else in src/tlog imports
+ * node: modules.
+ */
+import { createHash, createPrivateKey, createPublicKey, sign, verify } from "node:crypto";
+import type { LogCrypto } from "./crypto.js";
+
+const PKCS8_ED25519_PREFIX = Buffer.from("302e020100300506032b657004220420", "hex");
+const SPKI_ED25519_PREFIX = Buffer.from("302a300506032b6570032100", "hex");
+
+function privateKey(seed: Uint8Array) {
+  if (seed.length !== 32) throw new Error("an Ed25519 seed is 32 bytes");
+  return createPrivateKey({
+    key: Buffer.concat([PKCS8_ED25519_PREFIX, seed]),
+    format: "der",
+    type: "pkcs8",
+  });
+}
+
+/** LogCrypto over node:crypto. */
+export function createNodeLogCrypto(): LogCrypto {
+  return {
+    sha256(...parts) {
+      const hash = createHash("sha256");
+      for (const part of parts) hash.update(part);
+      return new Uint8Array(hash.digest());
+    },
+    ed25519PublicKey(seed) {
+      const der = createPublicKey(privateKey(seed)).export({ format: "der", type: "spki" });
+      return new Uint8Array(der.subarray(SPKI_ED25519_PREFIX.length));
+    },
+    ed25519Sign(seed, message) {
+      return new Uint8Array(sign(null, message, privateKey(seed)));
+    },
+    ed25519Verify(publicKey, message, signature) {
+      if (publicKey.length !== 32 || signature.length !== 64) return false;
+      const key = createPublicKey({
+        key: Buffer.concat([SPKI_ED25519_PREFIX, publicKey]),
+        format: "der",
+        type: "spki",
+      });
+      return verify(null, message, key, signature);
+    },
+  };
+}
