@@ -32,6 +32,17 @@ async function main(): Promise<void> {
     superviseWorkers(config.WORKERS, logger);
     return;
   }
+  // Handled from the start: a signal that arrives while the service starts (a supervisor
+  // stopping it at once) is acted on once it can stop cleanly, instead of killing it mid-way.
+  let stop: ((signal: NodeJS.Signals) => void) | undefined;
+  let requested: NodeJS.Signals | undefined;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stop) stop(signal);
+    else requested ??= signal;
+  };
+  process.on("SIGTERM", onSignal);
+  process.on("SIGINT", onSignal);
+
   const app = await createApp(config, logger, { processMetrics: true }).catch(exitOnConfigError);
   if (app.generatedSecrets.length > 0) {
     logger.warn(
@@ -62,22 +73,25 @@ async function main(): Promise<void> {
   }
 
   let stopping = false;
-  const stop = async (signal: string) => {
+  stop = (signal) => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, "shutting down: finishing in-flight requests");
-    try {
-      await server.close(config.SHUTDOWN_TIMEOUT_SECONDS * 1000);
-      await app.close();
-      logger.info("stopped");
-      process.exit(0);
-    } catch (error) {
-      logger.error({ err: error }, "shutdown failed");
-      process.exit(1);
-    }
+    server
+      .close(config.SHUTDOWN_TIMEOUT_SECONDS * 1000)
+      .then(() => app.close())
+      .then(
+        () => {
+          logger.info("stopped");
+          process.exit(0);
+        },
+        (error: unknown) => {
+          logger.error({ err: error }, "shutdown failed");
+          process.exit(1);
+        },
+      );
   };
-  process.on("SIGTERM", () => void stop("SIGTERM"));
-  process.on("SIGINT", () => void stop("SIGINT"));
+  if (requested) stop(requested);
 }
 
 /**

@@ -172,7 +172,7 @@ describe("the start commands and the signals a supervisor sends", () => {
   }
 
   it(
-    "a second npm start with nothing changed since the last build does not build",
+    "a second npm start with nothing changed does not build; SIGTERM as it logs listening stops it cleanly",
     async () => {
       // Whatever the state of dist/, this brings it up to date (and leaves it so).
       const built = spawnSync(process.execPath, ["scripts/build.js", "--if-stale"], {
@@ -183,8 +183,11 @@ describe("the start commands and the signals a supervisor sends", () => {
       const service = await spawnService({}, { command: NPM_START, storageEnv: storage.env });
       running.push(service);
       expect(service.stderr()).not.toMatch(/building|built dist/);
+      // At once: before the service has finished starting (the start-up's last steps follow
+      // the listening line), which the default action of SIGTERM would have cut short.
       service.child.kill("SIGTERM");
       expect((await service.exited).code).toBe(0);
+      await service.waitForLog("stopped", 1_000);
     },
     START_TIMEOUT_MS,
   );
