@@ -1,0 +1,99 @@
+/**
+ * The auditor's HTTP client of the service's read API: pages of GET /api/events, the
+ * log's key and checkpoint, and its proofs, with an API key (or frontend token). Plain
+ * fetch over REST, so the same calls work from any language; nothing here is trusted:
+ * verify.ts checks everything it returns.
+ */
+import type { ConsistencyProof, InclusionProof, ProofSource } from "../tlog/verify.js";
+
+/** A refused or failed request, with the service's own `error` message when it gave one. */
+export class LogClientError extends Error {
+  override readonly name = "LogClientError";
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The read calls an auditor makes. */
+export interface LogClient extends ProofSource {
+  /** Every event of the credential's project-environment, page by page (newest first). */
+  events(): AsyncIterable<Record<string, unknown>>;
+  /** The latest signed checkpoint, as published. */
+  checkpoint(): Promise<string>;
+  /** The log's verifier key, as the service publishes it. */
+  verifierKey(): Promise<string>;
+}
+
+/** A client of the service at baseUrl with the given credential. */
+export function createLogClient(baseUrl: string, credential: string): LogClient {
+  const base = baseUrl.replace(/\/+$/, "");
+
+  async function get(path: string, query: Record<string, string> = {}): Promise<Response> {
+    const url = new URL(`${base}${path}`);
+    for (const [name, value] of Object.entries(query)) url.searchParams.set(name, value);
+    let response: Response;
+    try {
+      response = await fetch(url, { headers: { authorization: `Bearer ${credential}` } });
+    } catch (error) {
+      const cause =
+        error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : "";
+      throw new LogClientError(
+        0,
+        `cannot reach ${base}${cause} (is the service running? see --url)`,
+      );
+    }
+    if (!response.ok) {
+      const text = await response.text();
+      let message = text;
+      try {
+        const body = JSON.parse(text) as { error?: unknown };
+        if (typeof body.error === "string") message = body.error;
+      } catch {
+        // Not JSON: the text itself.
+      }
+      throw new LogClientError(response.status, `GET ${path}: ${response.status} ${message}`);
+    }
+    return response;
+  }
+
+  async function getJson<T>(path: string, query: Record<string, string> = {}): Promise<T> {
+    return (await (await get(path, query)).json()) as T;
+  }
+
+  return {
+    async *events() {
+      let cursor: string | undefined;
+      do {
+        const page = await getJson<{ events?: unknown; nextCursor?: unknown }>("/api/events", {
+          limit: "200",
+          ...(cursor === undefined ? {} : { cursor }),
+        });
+        if (!Array.isArray(page.events))
+          throw new LogClientError(200, "GET /api/events: no events array");
+        for (const event of page.events) yield event as Record<string, unknown>;
+        cursor = typeof page.nextCursor === "string" ? page.nextCursor : undefined;
+      } while (cursor !== undefined);
+    },
+    async checkpoint() {
+      return (await get("/api/log/checkpoint")).text();
+    },
+    async verifierKey() {
+      return (await (await get("/api/log/key")).text()).trim();
+    },
+    inclusion(eventId, treeSize) {
+      return getJson<InclusionProof>("/api/log/proof/inclusion", {
+        eventId,
+        treeSize: String(treeSize),
+      });
+    },
+    consistency(from, to) {
+      return getJson<ConsistencyProof>("/api/log/proof/consistency", {
+        from: String(from),
+        to: String(to),
+      });
+    },
+  };
+}

@@ -1,0 +1,443 @@
+/**
+ * The offline verifier: given events as GET /api/events lists them, the log's verifier
+ * key, a signed checkpoint, proofs, and optionally an earlier checkpoint the auditor kept,
+ * decide whether every event is in the log unchanged and whether the log only grew.
+ * Used by `audit verify` (src/cli/audit.ts) and, one event at a time, by the viewer.
+ * No node: imports: it runs in the browser with WebCrypto.
+ *
+ * What is checked, in order:
+ * 1. the checkpoint (and the earlier one) open with the verifier key; both name one log;
+ * 2. each event's leaf is recomputed from its own content and salt (leaf.ts); no two
+ *    events claim one logIndex;
+ * 3. inclusion: with `complete` input (every logIndex below the checkpoint's size), the
+ *    tree of the recomputed leaves must have the checkpoint's root, which proves every
+ *    event at once with no proof at all; otherwise, or when that root differs, each event
+ *    is checked with its inclusion proof, which names the events that fail;
+ * 4. consistency: the earlier checkpoint's tree is a prefix of the checkpoint's (its root
+ *    recomputed from the leaves when complete, and the consistency proof when proofs are
+ *    given).
+ *
+ * Invariant: `ok` is true only when every check held and at least the checkpoint opened;
+ * every failure names its subject (an event by eventId and logIndex, a logIndex, or a
+ * checkpoint), first failure first.
+ */
+import { bytesEqual, fromBase64, toBase64 } from "./bytes.js";
+import { openCheckpoint, type SignedCheckpoint } from "./checkpoint.js";
+import type { LogCrypto } from "./crypto.js";
+import { TlogError } from "./errors.js";
+import { describeLeafDifference, listedEventLeaf } from "./leaf.js";
+import { createMemoryTree } from "./memory-tree.js";
+import { type NoteVerifier, parseVerifierKey } from "./note.js";
+import { checkRecord, checkTree, HASH_SIZE, type Hash, recordHash } from "./tree.js";
+
+/** GET /api/log/proof/inclusion's body. */
+export interface InclusionProof {
+  readonly logIndex: number;
+  readonly treeSize: number;
+  /** The leaf bytes, base64. */
+  readonly leaf: string;
+  /** The audit path, base64, leaf end first (RFC 6962 order). */
+  readonly hashes: readonly string[];
+}
+
+/** GET /api/log/proof/consistency's body. */
+export interface ConsistencyProof {
+  readonly from: number;
+  readonly to: number;
+  readonly hashes: readonly string[];
+}
+
+/** Where proofs come from: the service's endpoints, or a bundle file. */
+export interface ProofSource {
+  inclusion(eventId: string, treeSize: number): Promise<InclusionProof>;
+  consistency(from: number, to: number): Promise<ConsistencyProof>;
+}
+
+/** A check that did not hold, and what it was about. */
+export interface Failure {
+  /** "checkpoint", "earlier checkpoint", "verifier key", "event <id> (logIndex n)", ... */
+  readonly subject: string;
+  readonly problem: string;
+}
+
+/** What verifyLog found. */
+export interface VerifyReport {
+  readonly ok: boolean;
+  /** One line per check that held, in the order made. */
+  readonly checked: string[];
+  /** Every check that failed, first failure first. */
+  readonly failures: Failure[];
+  /** The checkpoint verified against, when it opened. */
+  readonly checkpoint?: SignedCheckpoint;
+  readonly eventsRead: number;
+  /** Events past the checkpoint's size, left unchecked (beyondCheckpoint: "skip"). */
+  readonly eventsSkipped: number;
+}
+
+/** Inputs of verifyLog. */
+export interface VerifyOptions {
+  readonly crypto: LogCrypto;
+  /** The log's verifier key, `<name>+<id>+<key>`: pin it, do not take it from the log. */
+  readonly verifierKey: string;
+  /** The signed checkpoint to verify against. */
+  readonly checkpoint: string;
+  /** A checkpoint kept from before, to prove the log only grew since. */
+  readonly earlierCheckpoint?: string;
+  /** The events, as GET /api/events lists them (any order). */
+  readonly events: AsyncIterable<unknown> | Iterable<unknown>;
+  /** Proofs; without them only complete input can be checked. */
+  readonly proofs?: ProofSource;
+  /**
+   * True when the events are the whole log up to the checkpoint, so that a missing
+   * logIndex is a failure (an event deleted) and the root can be recomputed. Default true.
+   */
+  readonly complete?: boolean;
+  /** Events at or past the checkpoint's size: a failure (default) or skipped. */
+  readonly beyondCheckpoint?: "fail" | "skip";
+}
+
+interface EventEntry {
+  readonly eventId: string;
+  readonly leaf: Uint8Array;
+}
+
+function describeError(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function eventSubject(eventId: string, logIndex: number): string {
+  return `event ${eventId} (logIndex ${logIndex})`;
+}
+
+function decodeHashes(hashes: readonly string[]): Hash[] {
+  return hashes.map((text) => {
+    const hash = fromBase64(text);
+    if (hash === undefined || hash.length !== HASH_SIZE) {
+      throw new TlogError("malformed", "a proof hash is not 32 bytes of base64");
+    }
+    return hash;
+  });
+}
+
+/**
+ * Checks one event against a checkpoint with its inclusion proof: its leaf recomputed from
+ * its content and salt, the service's leaf, and the audit path to the checkpoint's root.
+ * Returns undefined when it holds, else the problem in words.
+ */
+export async function checkEventInclusion(
+  crypto: LogCrypto,
+  event: Readonly<Record<string, unknown>>,
+  proof: InclusionProof,
+  checkpoint: { readonly size: number; readonly rootHash: Hash },
+): Promise<string | undefined> {
+  let leaf: Uint8Array;
+  let logIndex: number;
+  try {
+    ({ leaf, logIndex } = await listedEventLeaf(crypto, event));
+  } catch (error) {
+    return `cannot recompute its leaf: ${describeError(error)}`;
+  }
+  if (proof.logIndex !== logIndex) {
+    return `the service places it at logIndex ${proof.logIndex}, the event says ${logIndex}`;
+  }
+  if (proof.treeSize !== checkpoint.size) {
+    return `the proof is for tree size ${proof.treeSize}, not the checkpoint's ${checkpoint.size}`;
+  }
+  const served = fromBase64(proof.leaf);
+  if (served === undefined) return "the service's leaf is not base64";
+  const difference = describeLeafDifference(leaf, served);
+  if (difference !== undefined) {
+    return `its content or metadata changed since it was logged: ${difference}`;
+  }
+  try {
+    await checkRecord(
+      crypto,
+      decodeHashes(proof.hashes),
+      checkpoint.size,
+      checkpoint.rootHash,
+      logIndex,
+      await recordHash(crypto, leaf),
+    );
+  } catch (error) {
+    return error instanceof TlogError && error.code === "proof-failed"
+      ? "its inclusion proof does not lead to the checkpoint's root (the event or the tree was changed)"
+      : `its inclusion proof is unusable: ${describeError(error)}`;
+  }
+  return undefined;
+}
+
+/** Verifies events against a checkpoint; see the module comment. */
+export async function verifyLog(options: VerifyOptions): Promise<VerifyReport> {
+  const { crypto, proofs } = options;
+  const complete = options.complete ?? true;
+  const checked: string[] = [];
+  const failures: Failure[] = [];
+  const fail = (subject: string, problem: string) => failures.push({ subject, problem });
+  const report = (extra: Partial<VerifyReport>): VerifyReport => ({
+    ok: failures.length === 0,
+    checked,
+    failures,
+    eventsRead: 0,
+    eventsSkipped: 0,
+    ...extra,
+  });
+
+  // 1. Checkpoints.
+  let verifier: NoteVerifier;
+  try {
+    verifier = await parseVerifierKey(crypto, options.verifierKey.trim());
+  } catch (error) {
+    fail("verifier key", describeError(error));
+    return report({});
+  }
+  let checkpoint: SignedCheckpoint;
+  try {
+    checkpoint = await openCheckpoint(crypto, options.checkpoint, verifier);
+  } catch (error) {
+    fail("checkpoint", describeError(error));
+    return report({});
+  }
+  checked.push(
+    `checkpoint: signed by ${verifier.name}+${verifier.keyId.toString(16).padStart(8, "0")}; ` +
+      `log ${checkpoint.origin}, size ${checkpoint.size}, root ${toBase64(checkpoint.rootHash)}`,
+  );
+  let earlier: SignedCheckpoint | undefined;
+  if (options.earlierCheckpoint !== undefined) {
+    try {
+      earlier = await openCheckpoint(
+        crypto,
+        options.earlierCheckpoint,
+        verifier,
+        checkpoint.origin,
+      );
+      if (earlier.size > checkpoint.size) {
+        fail(
+          "earlier checkpoint",
+          `its size ${earlier.size} is larger than the checkpoint's ${checkpoint.size}: the log shrank, or the two were given in the wrong order`,
+        );
+        earlier = undefined;
+      } else {
+        checked.push(
+          `earlier checkpoint: size ${earlier.size}, root ${toBase64(earlier.rootHash)}`,
+        );
+      }
+    } catch (error) {
+      fail("earlier checkpoint", describeError(error));
+    }
+  }
+
+  // 2. Events and their leaves.
+  const byIndex = new Map<number, EventEntry>();
+  const listed = new Map<number, Readonly<Record<string, unknown>>>();
+  let eventsRead = 0;
+  let eventsSkipped = 0;
+  let unreadable = 0;
+  for await (const item of options.events) {
+    eventsRead++;
+    const event =
+      item !== null && typeof item === "object" && !Array.isArray(item)
+        ? (item as Readonly<Record<string, unknown>>)
+        : undefined;
+    const id = typeof event?.eventId === "string" ? event.eventId : `#${eventsRead} of the input`;
+    if (event === undefined) {
+      fail(`event ${id}`, "not a JSON object");
+      unreadable++;
+      continue;
+    }
+    let entry: EventEntry & { logIndex: number };
+    try {
+      const computed = await listedEventLeaf(crypto, event);
+      entry = { eventId: computed.eventId, leaf: computed.leaf, logIndex: computed.logIndex };
+    } catch (error) {
+      fail(`event ${id}`, `cannot recompute its leaf: ${describeError(error)}`);
+      unreadable++;
+      continue;
+    }
+    if (entry.logIndex >= checkpoint.size) {
+      if (options.beyondCheckpoint === "skip") {
+        eventsSkipped++;
+        continue;
+      }
+      fail(
+        eventSubject(entry.eventId, entry.logIndex),
+        `not covered by the checkpoint (size ${checkpoint.size}): verify against a newer checkpoint`,
+      );
+      continue;
+    }
+    const previous = byIndex.get(entry.logIndex);
+    if (previous !== undefined) {
+      fail(
+        eventSubject(entry.eventId, entry.logIndex),
+        `event ${previous.eventId} claims the same logIndex`,
+      );
+      continue;
+    }
+    byIndex.set(entry.logIndex, entry);
+    listed.set(entry.logIndex, event);
+  }
+  checked.push(
+    `events: ${eventsRead} read, ${byIndex.size} with a leaf recomputed from their content and salt` +
+      (eventsSkipped > 0 ? `, ${eventsSkipped} newer than the checkpoint skipped` : ""),
+  );
+
+  // 3. Inclusion.
+  let missing = 0;
+  if (complete) {
+    for (let i = 0; i < checkpoint.size; i++) {
+      if (byIndex.has(i)) continue;
+      missing++;
+      if (missing <= 100) {
+        fail(
+          `logIndex ${i}`,
+          "no event in the input holds this position of the log: an event was deleted, or the input is not the whole log",
+        );
+      }
+    }
+    if (missing > 100) fail("logIndex", `${missing - 100} more positions have no event`);
+  }
+  let rootMatches = false;
+  if (complete && missing === 0 && unreadable === 0 && byIndex.size === checkpoint.size) {
+    const tree = createMemoryTree(crypto);
+    for (let i = 0; i < checkpoint.size; i++) {
+      const entry = byIndex.get(i);
+      if (entry !== undefined) await tree.append(entry.leaf);
+    }
+    rootMatches = bytesEqual(await tree.root(), checkpoint.rootHash);
+    if (rootMatches) {
+      checked.push(
+        `inclusion: the ${checkpoint.size} events' leaves, in logIndex order, form a tree with the checkpoint's root`,
+      );
+      if (earlier !== undefined) {
+        if (bytesEqual(await tree.root(earlier.size), earlier.rootHash)) {
+          checked.push(
+            `consistency: the first ${earlier.size} leaves form a tree with the earlier checkpoint's root`,
+          );
+        } else {
+          fail(
+            "earlier checkpoint",
+            `the first ${earlier.size} events do not form a tree with its root: the log was rewritten after it was published`,
+          );
+        }
+      }
+    } else if (proofs === undefined) {
+      fail(
+        "checkpoint",
+        "the events' leaves form a tree with another root: give proofs (--url or --bundle) to name the events that changed",
+      );
+    }
+  }
+  if (!rootMatches && proofs !== undefined) {
+    let held = 0;
+    for (const [logIndex, entry] of [...byIndex.entries()].sort((a, b) => a[0] - b[0])) {
+      const subject = eventSubject(entry.eventId, logIndex);
+      let proof: InclusionProof;
+      try {
+        proof = await proofs.inclusion(entry.eventId, checkpoint.size);
+      } catch (error) {
+        fail(subject, `no inclusion proof: ${describeError(error)}`);
+        continue;
+      }
+      const problem = await checkEventInclusion(
+        crypto,
+        listed.get(logIndex) ?? {},
+        proof,
+        checkpoint,
+      );
+      if (problem === undefined) held++;
+      else fail(subject, problem);
+    }
+    checked.push(
+      `inclusion: ${held} of ${byIndex.size} events proven in the checkpoint's tree by their inclusion proofs`,
+    );
+  } else if (!complete && proofs === undefined && byIndex.size > 0) {
+    fail("events", "inclusion not checked: partial input needs proofs (--url or --bundle)");
+  }
+
+  // 4. Consistency by proof.
+  if (earlier !== undefined && proofs !== undefined) {
+    await checkConsistency(crypto, proofs, earlier, checkpoint, checked, fail);
+  } else if (earlier !== undefined && !rootMatches) {
+    fail("earlier checkpoint", "consistency not checked: it needs a proof (--url or --bundle)");
+  }
+
+  return report({ checkpoint, eventsRead, eventsSkipped });
+}
+
+async function checkConsistency(
+  crypto: LogCrypto,
+  proofs: ProofSource,
+  earlier: SignedCheckpoint,
+  checkpoint: SignedCheckpoint,
+  checked: string[],
+  fail: (subject: string, problem: string) => void,
+): Promise<void> {
+  if (earlier.size === 0) {
+    checked.push("consistency: the earlier checkpoint is of the empty log");
+    return;
+  }
+  if (earlier.size === checkpoint.size) {
+    if (bytesEqual(earlier.rootHash, checkpoint.rootHash)) {
+      checked.push("consistency: both checkpoints have the same size and root");
+    } else {
+      fail("earlier checkpoint", "same size as the checkpoint but another root: the log forked");
+    }
+    return;
+  }
+  let proof: ConsistencyProof;
+  try {
+    proof = await proofs.consistency(earlier.size, checkpoint.size);
+  } catch (error) {
+    fail("earlier checkpoint", `no consistency proof: ${describeError(error)}`);
+    return;
+  }
+  try {
+    if (proof.from !== earlier.size || proof.to !== checkpoint.size) {
+      throw new TlogError("invalid-input", `the proof is from ${proof.from} to ${proof.to}`);
+    }
+    await checkTree(
+      crypto,
+      decodeHashes(proof.hashes),
+      checkpoint.size,
+      checkpoint.rootHash,
+      earlier.size,
+      earlier.rootHash,
+    );
+    checked.push(
+      `consistency: proof of ${proof.hashes.length} hashes shows the tree of size ${earlier.size} is a prefix of the tree of size ${checkpoint.size}`,
+    );
+  } catch (error) {
+    fail(
+      "earlier checkpoint",
+      error instanceof TlogError && error.code === "proof-failed"
+        ? "the checkpoint's tree does not extend the earlier one: the log was rewritten after the earlier checkpoint was published"
+        : `consistency proof unusable: ${describeError(error)}`,
+    );
+  }
+}
+
+/** A proof bundle file: proofs (and optionally checkpoints) gathered for offline checks. */
+export interface ProofBundle {
+  readonly checkpoint?: string;
+  readonly earlierCheckpoint?: string;
+  readonly inclusion?: readonly (InclusionProof & { readonly eventId: string })[];
+  readonly consistency?: readonly ConsistencyProof[];
+}
+
+/** A ProofSource over a bundle; a proof the bundle lacks is an error naming it. */
+export function bundleProofSource(bundle: ProofBundle): ProofSource {
+  return {
+    async inclusion(eventId, treeSize) {
+      const proof = bundle.inclusion?.find((p) => p.eventId === eventId && p.treeSize === treeSize);
+      if (proof === undefined) {
+        throw new Error(`the bundle has no inclusion proof for tree size ${treeSize}`);
+      }
+      return proof;
+    },
+    async consistency(from, to) {
+      const proof = bundle.consistency?.find((p) => p.from === from && p.to === to);
+      if (proof === undefined)
+        throw new Error(`the bundle has no consistency proof ${from} to ${to}`);
+      return proof;
+    },
+  };
+}
