@@ -118,7 +118,7 @@ const ingestWith = (events: EventStore) =>
   createIngestService({ authenticator, keyring, events, idempotencyTtlSeconds: 86_400 });
 const createEvent = (ingest: ReturnType<typeof ingestWith>, i: number) =>
   ingest.createEvent({
-    credential: { kind: "api_key", value: "pk_live_bench" },
+    credential: { kind: "api_key", value: "pk_live_bench", via: "bearer" },
     idempotencyKey: undefined,
     readBody: () => JSON.parse((bodies[i % bodies.length] as Buffer).toString()),
   });

@@ -6,7 +6,6 @@
 
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { Logger } from "pino";
 import { AdminService } from "../gen/audit/v1/admin_pb.js";
 import { EventService } from "../gen/audit/v1/events_pb.js";
@@ -38,14 +37,8 @@ import { migrate } from "./store/migrations.js";
 import { createPgliteDb } from "./store/pglite-driver.js";
 import { createPostgresDb } from "./store/postgres-driver.js";
 import { createProjectStore, type ProjectStore } from "./store/projects.js";
-import { MAX_BODY_BYTES } from "./transport/body.js";
-import { connectRoutes, errorBoundary } from "./transport/connect-routes.js";
-import { createCors } from "./transport/cors.js";
-import { createGrpcUnary } from "./transport/grpc-unary.js";
-import { createHttpHandler, notFound } from "./transport/http-handler.js";
-import { requireHttps } from "./transport/https-required.js";
+import { createEdge } from "./transport/edge.js";
 import type { NodeRequest, NodeResponse } from "./transport/node-http.js";
-import { createRestRouter } from "./transport/rest.js";
 import { type ListeningServer, listen } from "./transport/server.js";
 
 /** The services of the API, in the order of the proto files. */
@@ -142,41 +135,16 @@ export async function createApp(
       createAdminTokenGuard(secrets.adminToken),
     ),
   ]);
-  const routes = connectRoutes(operations);
-  const production = config.NODE_ENV === "production";
-  const interceptors = [
-    errorBoundary(logger),
-    ...(production ? [requireHttps({ trustProxy: config.TRUST_PROXY })] : []),
-  ];
-  const connect = connectNodeAdapter({
-    routes,
-    interceptors,
-    fallback: notFound,
-    readMaxBytes: MAX_BODY_BYTES,
-  });
-  const grpcUnary = createGrpcUnary({
+  const handler = createEdge({
+    services: SERVICES,
     operations,
-    routes,
-    interceptors,
-    readMaxBytes: MAX_BODY_BYTES,
-    logger,
-    onServed: () => metrics.grpcUnaryServed(),
-  });
-  const procedures = new Set(
-    SERVICES.flatMap((service) => service.methods.map((m) => `/${service.typeName}/${m.name}`)),
-  );
-  const handler = createHttpHandler({
     logger,
     metrics,
-    rest: createRestRouter(SERVICES, operations),
-    connect,
-    grpcUnary,
-    procedures,
+    requireHttps: config.NODE_ENV === "production",
+    trustProxy: config.TRUST_PROXY,
+    corsOrigins: config.CORS_ORIGINS,
     readiness: { database: () => db.ping() },
     ...(limits.redisPing ? { optionalReadiness: { redis: limits.redisPing } } : {}),
-    requireHttps: production,
-    trustProxy: config.TRUST_PROXY,
-    cors: createCors({ origins: config.CORS_ORIGINS, routes: { "/api/events": ["GET"] } }),
   });
 
   // Expired idempotency keys are deleted every minute (and once at start-up).

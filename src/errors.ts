@@ -2,7 +2,8 @@
  * The one error vocabulary of the domain. Rules throw a ServiceError with a kind and
  * the facts a client needs; the transports map it once each: to the spec's REST
  * bodies (transport/rest-errors.ts) and to ConnectError (transport/connect-errors.ts).
- * Anything that is not a ServiceError is an internal failure: logged, never leaked.
+ * `toServiceError` is the one conversion of anything thrown; what it cannot convert is
+ * an internal failure: reported (transport/error-reporter.ts), never leaked.
  */
 
 /** A failing field of a validation error, in the spec's 422 shape. */
@@ -85,4 +86,23 @@ export function isConnectionFailure(error: unknown): boolean {
     code === "57P01" || // admin_shutdown
     code === "57P03" // cannot_connect_now
   );
+}
+
+/**
+ * The ServiceError an error is, or stands for (an unreachable database is a 503
+ * `unavailable`); undefined for an internal failure.
+ */
+export function toServiceError(error: unknown): ServiceError | undefined {
+  if (error instanceof ServiceError) return error;
+  if (isConnectionFailure(error)) return new ServiceError("unavailable", Messages.unavailable);
+  return undefined;
+}
+
+/**
+ * True when the client is told nothing of the cause, so that it must be logged: an
+ * internal failure, or the database unreachable (its cause tells the operator which).
+ */
+export function isUnexpected(error: unknown): boolean {
+  const known = toServiceError(error);
+  return known === undefined || known.kind === "unavailable";
 }

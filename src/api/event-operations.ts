@@ -7,7 +7,6 @@ import { create, fromJson } from "@bufbuild/protobuf";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
 import { ChangeSchema, type StoredEvent, StoredEventSchema } from "../../gen/audit/v1/event_pb.js";
 import { EventService, ListEventsResponseSchema } from "../../gen/audit/v1/events_pb.js";
-import { readCredential } from "../auth/credentials.js";
 import type { ListedEvent, ListService } from "../events/list-service.js";
 import type { Operations } from "./operation.js";
 
@@ -18,7 +17,7 @@ export function eventOperations(list: ListService): Operations {
       EventService.method.listEvents,
       async (call) => {
         const page = await list.listEvents({
-          credential: readCredential(call.header),
+          credential: call.facts.credential,
           params: call.readJson,
         });
         return {

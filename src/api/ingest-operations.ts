@@ -1,7 +1,6 @@
 /** IngestService's operation: CreateEvent over REST and every RPC protocol. */
 import { create } from "@bufbuild/protobuf";
 import { CreateEventResponseSchema, IngestService } from "../../gen/audit/v1/ingest_pb.js";
-import { readCredential } from "../auth/credentials.js";
 import type { IngestService as Ingest } from "../ingest/ingest-service.js";
 import type { Operations } from "./operation.js";
 
@@ -13,7 +12,7 @@ export function ingestOperations(ingest: Ingest): Operations {
       async (call) => {
         const idempotencyKey = call.header("idempotency-key");
         const result = await ingest.createEvent({
-          credential: readCredential(call.header),
+          credential: call.facts.credential,
           idempotencyKey: idempotencyKey === "" ? undefined : idempotencyKey,
           readBody: call.readJson,
         });

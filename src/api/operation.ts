@@ -7,9 +7,13 @@
  */
 import type { DescMethod, Message } from "@bufbuild/protobuf";
 import type { HeaderLookup } from "../auth/credentials.js";
+import type { RequestFacts } from "./request-facts.js";
 
 /** One call of a method, as any transport presents it. */
 export interface OperationCall {
+  /** Computed once at the edge: request id, HTTPS, peer, credential. */
+  facts: RequestFacts;
+  /** The request's other headers (Idempotency-Key). */
   header: HeaderLookup;
   /**
    * The request in its JSON form (REST: body, path and query merged; RPC: the decoded

@@ -1,7 +1,6 @@
 /** TokenService's operation: CreateFrontendToken over REST and every RPC protocol. */
 import { create } from "@bufbuild/protobuf";
 import { CreateFrontendTokenResponseSchema, TokenService } from "../../gen/audit/v1/tokens_pb.js";
-import { readCredential } from "../auth/credentials.js";
 import type { TokenService as Tokens } from "../events/token-service.js";
 import type { Operations } from "./operation.js";
 
@@ -12,7 +11,7 @@ export function tokenOperations(tokens: Tokens): Operations {
       TokenService.method.createFrontendToken,
       async (call) => {
         const issued = await tokens.createFrontendToken({
-          credential: readCredential(call.header),
+          credential: call.facts.credential,
           params: call.readJson,
         });
         return {

@@ -1,12 +1,14 @@
 /**
  * Reading credentials from request headers, the same for REST and every RPC protocol
- * (gRPC metadata arrives as the same lower-case headers).
+ * (gRPC metadata arrives as the same lower-case headers). The edge reads them once per
+ * request (api/request-facts.ts); everything after works on the Credential.
  */
 
 /** What a request presented. */
 export type Credential =
   | { kind: "none" }
-  | { kind: "api_key"; value: string }
+  /** `via`: which header carried it (only a Bearer value can be the admin token). */
+  | { kind: "api_key"; value: string; via: "bearer" | "x-project-key" }
   | { kind: "token"; value: string }
   /** An Authorization header that is not `Bearer <value>`: refused as a malformed key. */
   | { kind: "malformed" };
@@ -24,9 +26,13 @@ const JWT_SHAPE = /^eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*$/;
 export function readCredential(header: HeaderLookup): Credential {
   const authorization = header("authorization")?.trim();
   const projectKey = header("x-project-key")?.trim();
-  const bearer = bearerValue(authorization);
-  if (bearer) return JWT_SHAPE.test(bearer) ? token(bearer) : key(bearer);
-  if (projectKey) return key(projectKey);
+  const bearer = authorization ? /^Bearer\s+(.+)$/i.exec(authorization)?.[1]?.trim() : undefined;
+  if (bearer) {
+    return JWT_SHAPE.test(bearer)
+      ? { kind: "token", value: bearer }
+      : { kind: "api_key", value: bearer, via: "bearer" };
+  }
+  if (projectKey) return { kind: "api_key", value: projectKey, via: "x-project-key" };
   // Any other Authorization value (`Bearerpk_...`, `Basic ...`, a bare key) presents a
   // key in the wrong form, which fails the format check even when the value is a
   // well-formed key; "Bearer" with nothing after it presents none.
@@ -34,20 +40,9 @@ export function readCredential(header: HeaderLookup): Credential {
   return { kind: "none" };
 }
 
-/**
- * The value of an `Authorization: Bearer <value>` header, trimmed; undefined for any
- * other form or an empty value. API keys, frontend tokens and the admin token all
- * travel this way.
- */
-export function bearerValue(authorization: string | undefined): string | undefined {
-  const value = authorization?.trim();
-  return value ? /^Bearer\s+(.+)$/i.exec(value)?.[1]?.trim() || undefined : undefined;
-}
-
-function key(value: string): Credential {
-  return { kind: "api_key", value };
-}
-
-function token(value: string): Credential {
-  return { kind: "token", value };
+/** The value presented as `Authorization: Bearer <value>`, whatever it is; else undefined. */
+export function bearerOf(credential: Credential): string | undefined {
+  if (credential.kind === "token") return credential.value;
+  if (credential.kind === "api_key" && credential.via === "bearer") return credential.value;
+  return undefined;
 }

@@ -2,7 +2,8 @@
  * The one place where errors become ConnectErrors for gRPC, gRPC-Web and Connect
  * clients: the gRPC code that fits, the same message as REST, and structured details
  * (google.rpc BadRequest, QuotaFailure, RetryInfo) so a generated client can act on
- * them. Anything unknown is Internal with a fixed message; the cause is logged.
+ * them. Anything unknown is Internal with a fixed message (the error reporter logs the
+ * cause).
  */
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
@@ -11,8 +12,7 @@ import {
   QuotaFailureSchema,
   RetryInfoSchema,
 } from "../../gen/google/rpc/error_details_pb.js";
-import { Messages, type ServiceError } from "../errors.js";
-import { asServiceError } from "./rest-errors.js";
+import { Messages, type ServiceError, toServiceError } from "../errors.js";
 
 const CODE: Record<ServiceError["kind"], Code> = {
   bad_request: Code.InvalidArgument,
@@ -27,13 +27,11 @@ const CODE: Record<ServiceError["kind"], Code> = {
   unavailable: Code.Unavailable,
 };
 
-/** The ConnectError for any error thrown by an operation, and whether it was unexpected. */
-export function toConnectError(error: unknown): { error: ConnectError; unexpected: boolean } {
-  if (error instanceof ConnectError) return { error, unexpected: false };
-  const known = asServiceError(error);
-  if (!known) {
-    return { error: new ConnectError(Messages.internal, Code.Internal), unexpected: true };
-  }
+/** The ConnectError for any error thrown by an operation (connect's own pass unchanged). */
+export function toConnectError(error: unknown): ConnectError {
+  if (error instanceof ConnectError) return error;
+  const known = toServiceError(error);
+  if (!known) return new ConnectError(Messages.internal, Code.Internal);
   const details = [];
   const { issues, quota, retryAfterSeconds } = known.facts;
   if (issues) {
@@ -69,8 +67,7 @@ export function toConnectError(error: unknown): { error: ConnectError; unexpecte
       }),
     });
   }
-  const connectError = new ConnectError(known.message, CODE[known.kind], undefined, details);
-  return { error: connectError, unexpected: known.kind === "unavailable" };
+  return new ConnectError(known.message, CODE[known.kind], undefined, details);
 }
 
 /** `["changes", 3, "op"]` as `changes[3].op`, the google.rpc field path form. */

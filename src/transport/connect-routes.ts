@@ -1,8 +1,9 @@
 /**
  * The Connect routes (gRPC, gRPC-Web, Connect JSON and binary): each method delegates
- * to its protocol-free operation; an interceptor maps errors at one boundary.
+ * to its protocol-free operation with the facts the edge computed; an interceptor maps
+ * errors at one boundary and hands the unexpected ones to the error reporter.
  */
-import { type DescMethod, type Message, toJson } from "@bufbuild/protobuf";
+import { type DescMessage, type DescMethod, type Message, toJson } from "@bufbuild/protobuf";
 import type {
   ConnectError,
   ConnectRouter,
@@ -10,19 +11,25 @@ import type {
   Interceptor,
   MethodImpl,
 } from "@connectrpc/connect";
-import type { Logger } from "pino";
 import type { Operation, OperationReply, Operations } from "../api/operation.js";
+import type { RequestFacts } from "../api/request-facts.js";
 import { Messages, ServiceError } from "../errors.js";
 import { NUMBER_OUT_OF_RANGE } from "../vocabulary/json-limits.js";
+import { factsOf, requestFactsKey } from "./connect-context.js";
 import { toConnectError } from "./connect-errors.js";
+import type { ErrorReporter } from "./error-reporter.js";
 
 /** Registers every operation as an RPC. */
 export function connectRoutes(operations: Operations): (router: ConnectRouter) => void {
   return (router) => {
     for (const [method, operation] of operations) {
       const handler = async (request: Message, context: HandlerContext): Promise<Message> => {
-        const reply = await callOperation(operation, method, request, (name) =>
-          context.requestHeader.get(name),
+        const reply = await callOperation(
+          operation,
+          method,
+          request,
+          factsOf(context.values),
+          (name) => context.requestHeader.get(name),
         );
         for (const [name, value] of Object.entries(reply.headers ?? {})) {
           context.responseHeader.set(name, value);
@@ -43,9 +50,11 @@ export function callOperation(
   operation: Operation,
   method: DescMethod,
   request: Message,
+  facts: RequestFacts,
   header: (name: string) => string | null | undefined,
 ): Promise<OperationReply> {
   return operation({
+    facts,
     header: (name) => header(name) ?? undefined,
     readJson: () => requestJson(method, request),
   });
@@ -62,40 +71,94 @@ function requestJson(method: DescMethod, request: Message) {
   try {
     return toJson(method.input, request);
   } catch (error) {
-    const detail = error instanceof Error ? error.message : "invalid request";
-    if (/NaN or Infinity/.test(detail)) {
+    if (holdsNonFiniteNumber(method.input, request)) {
       throw new ServiceError("validation", Messages.validationFailed, {
         issues: [{ path: [], message: NUMBER_OUT_OF_RANGE, code: "custom" }],
       });
     }
+    const detail = error instanceof Error ? error.message : "invalid request";
     throw new ServiceError("bad_request", `Invalid request: ${detail}`);
   }
 }
 
-/** Maps thrown errors to ConnectErrors; logs the unexpected ones with the request id. */
-export function errorBoundary(logger: Logger): Interceptor {
+// The types protobuf-es holds as JSON (Struct as a JsonObject) or as JSON-like messages.
+const JSON_TYPES = new Set([
+  "google.protobuf.Value",
+  "google.protobuf.Struct",
+  "google.protobuf.ListValue",
+]);
+
+/**
+ * True when a google.protobuf.Value, Struct or ListValue in `message` holds NaN or an
+ * infinity, which JSON cannot write (a double field may hold them: JSON writes "NaN").
+ * Fields are walked by the descriptor; a JSON value's inside without recursion, as a
+ * binary request may nest Values deeply.
+ */
+function holdsNonFiniteNumber(desc: DescMessage, message: object): boolean {
+  const values = message as Record<string, unknown>;
+  for (const field of desc.fields) {
+    const held = values[field.oneof ? field.oneof.localName : field.localName];
+    const value = field.oneof
+      ? (held as { case?: string; value?: unknown } | undefined)?.case === field.localName
+        ? (held as { value?: unknown }).value
+        : undefined
+      : held;
+    if (value === undefined || value === null) continue;
+    const type =
+      field.fieldKind === "message"
+        ? field.message
+        : (field.fieldKind === "list" && field.listKind === "message") ||
+            (field.fieldKind === "map" && field.mapKind === "message")
+          ? field.message
+          : undefined;
+    if (type === undefined) continue;
+    const items =
+      field.fieldKind === "message"
+        ? [value]
+        : Array.isArray(value)
+          ? value
+          : Object.values(value as Record<string, unknown>);
+    for (const item of items) {
+      if (typeof item !== "object" || item === null) continue;
+      if (
+        JSON_TYPES.has(type.typeName) ? jsonHoldsNonFinite(item) : holdsNonFiniteNumber(type, item)
+      ) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+/** True when a JSON value (or a Value message's tree) holds a number that is not finite. */
+function jsonHoldsNonFinite(root: unknown): boolean {
+  const pending: unknown[] = [root];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    if (typeof next === "number" && !Number.isFinite(next)) return true;
+    if (typeof next !== "object" || next === null || ArrayBuffer.isView(next)) continue;
+    for (const child of Array.isArray(next) ? next : Object.values(next)) pending.push(child);
+  }
+  return false;
+}
+
+/** Maps thrown errors to ConnectErrors at the boundary of every RPC; reports the unexpected. */
+export function errorBoundary(reporter: ErrorReporter): Interceptor {
   return (next) => async (request) => {
     try {
       return await next(request);
     } catch (error) {
-      throw rpcError(logger, error, request.header.get("x-request-id"), request.url);
+      throw rpcError(reporter, error, request.contextValues.get(requestFactsKey), request.url);
     }
   };
 }
 
-/**
- * The ConnectError an RPC answers for `error`, on every RPC path; an unexpected one is
- * logged with the request id and the procedure's URL.
- */
+/** The ConnectError an RPC answers for `error`, on every RPC path, reported when unexpected. */
 export function rpcError(
-  logger: Logger,
+  reporter: ErrorReporter,
   error: unknown,
-  requestId: string | null | undefined,
+  facts: RequestFacts | undefined,
   procedure: string,
 ): ConnectError {
-  const mapped = toConnectError(error);
-  if (mapped.unexpected) {
-    logger.error({ err: error, reqId: requestId, procedure }, "request failed");
-  }
-  return mapped.error;
+  reporter.report(error, facts, { procedure });
+  return toConnectError(error);
 }

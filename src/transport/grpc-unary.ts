@@ -13,8 +13,10 @@
  * then reads the bytes already read, then the rest, and answers with its own error.
  *
  * It runs no interceptors: it maps errors itself as the adapter's error boundary does
- * (`rpcError`, connect-routes.ts), and `interceptors` serve only the requests it hands over. Put new
- * behaviour in the operations, which every protocol shares, not in an interceptor.
+ * (`rpcError`, connect-routes.ts, reporting to the same error reporter), and
+ * `interceptors` serve only the requests it hands over (the HTTPS refusal among them:
+ * the edge hands refused requests over). Put new behaviour in the operations, which
+ * every protocol shares, not in an interceptor.
  *
  * Uses connect's protocol helpers marked internal; the connect packages are pinned.
  */
@@ -38,10 +40,12 @@ import {
   universalRequestFromNodeRequest,
   universalResponseToNodeResponse,
 } from "@connectrpc/connect-node";
-import type { Logger } from "pino";
 import type { Operation, OperationReply, Operations } from "../api/operation.js";
+import { contextValuesFrom } from "./connect-context.js";
 import { callOperation, rpcError } from "./connect-routes.js";
+import type { ErrorReporter } from "./error-reporter.js";
 import { headerValue, type NodeRequest, type NodeResponse } from "./node-http.js";
+import type { FactsReader } from "./request-facts.js";
 
 /** What the Connect adapter is configured with, so that both paths answer alike. */
 export interface GrpcUnaryOptions {
@@ -50,7 +54,9 @@ export interface GrpcUnaryOptions {
   /** The adapter's interceptors, for the requests handed over to it. */
   interceptors: Interceptor[];
   readMaxBytes: number;
-  logger: Logger;
+  /** The edge's facts of a request (the same object the handler read). */
+  readFacts: FactsReader;
+  reporter: ErrorReporter;
   /** Counts the calls this path answers. */
   onServed?: () => void;
 }
@@ -78,6 +84,7 @@ export function createGrpcUnary(options: GrpcUnaryOptions): GrpcUnaryHandler {
     acceptCompression: ACCEPT_COMPRESSION,
   });
   options.routes(router);
+  const contextValues = contextValuesFrom(options.readFacts);
   const routes = new Map<string, Route>();
   for (const handler of router.handlers) {
     const operation = options.operations.get(handler.method);
@@ -96,13 +103,14 @@ export function createGrpcUnary(options: GrpcUnaryOptions): GrpcUnaryHandler {
     // Building it throws on an authority that is not a URL's; the stream is reset then.
     Promise.resolve()
       .then(() =>
-        route.connect({ ...universalRequestFromNodeRequest(req, res, undefined, undefined), body }),
+        route.connect({
+          ...universalRequestFromNodeRequest(req, res, undefined, contextValues(req)),
+          body,
+        }),
       )
       .then((response) => universalResponseToNodeResponse(response, res))
       .catch((reason: unknown) => {
-        if (ConnectError.from(reason).code !== Code.Aborted) {
-          options.logger.error({ err: reason, procedure: req.url }, "gRPC request failed");
-        }
+        options.reporter.report(reason, options.readFacts(req), { procedure: req.url ?? "" });
         res.destroy();
       });
   };
@@ -149,14 +157,14 @@ export function createGrpcUnary(options: GrpcUnaryOptions): GrpcUnaryHandler {
   ): Promise<void> {
     const headers: Record<string, string> = { "content-type": "application/grpc+proto" };
     if (compression) headers["grpc-encoding"] = compression.name;
+    const facts = options.readFacts(req);
     let reply: OperationReply;
     try {
-      reply = await callOperation(route.operation, route.method, input, (name) =>
+      reply = await callOperation(route.operation, route.method, input, facts, (name) =>
         headerValue(req, name),
       );
     } catch (error) {
-      const requestId = headerValue(req, "x-request-id");
-      writeError(res, headers, rpcError(options.logger, error, requestId, procedureUrl(req)));
+      writeError(res, headers, rpcError(options.reporter, error, facts, procedureUrl(req)));
       return;
     }
     for (const [name, value] of Object.entries(reply.headers ?? {})) {

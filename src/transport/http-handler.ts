@@ -1,19 +1,22 @@
 /**
- * The request handler behind the port, for HTTP/1.1 and HTTP/2 alike. It gives every
- * request an id, enforces HTTPS in production, answers the probes, metrics and CORS
- * preflights (transport/cors.ts), and sends each request to the REST transcoder or to
- * the Connect adapter. REST errors are rendered here, once.
+ * The request handler behind the port, for HTTP/1.1 and HTTP/2 alike. It reads each
+ * request's facts once (transport/request-facts.ts: id, HTTPS, peer, credential), then
+ * hands the request to the first step that takes it: the probes and metrics, CORS
+ * preflights (transport/cors.ts), the HTTPS refusal, the viewer, the REST transcoder,
+ * and last the RPC paths (the lean gRPC path, then the Connect adapter). REST errors are
+ * rendered here, once; failures go to the one error reporter.
  */
-import { randomUUID } from "node:crypto";
 import { Http2ServerRequest, constants as http2Constants } from "node:http2";
-import type { TLSSocket } from "node:tls";
 import type { Logger } from "pino";
+import type { RequestFacts } from "../api/request-facts.js";
 import { Messages, ServiceError } from "../errors.js";
 import type { Metrics } from "../observability/metrics.js";
 import type { Cors } from "./cors.js";
+import type { ErrorReporter } from "./error-reporter.js";
 import { isGrpcRequest, sendGrpcMessagesPlain } from "./grpc-message.js";
-import { forwardedHttps } from "./https-required.js";
+import type { HttpsRule } from "./https-required.js";
 import { headerValue, type NodeRequest, type NodeResponse, sendJson } from "./node-http.js";
+import type { FactsReader } from "./request-facts.js";
 import { type RestRouter, serveRest } from "./rest.js";
 import { toRestError } from "./rest-errors.js";
 import { createStaticViewer } from "./static-viewer.js";
@@ -25,6 +28,10 @@ export type ReadinessCheck = () => Promise<void>;
 export interface HttpHandlerDeps {
   logger: Logger;
   metrics: Metrics;
+  reporter: ErrorReporter;
+  /** Reads a request's facts once; the adapter's context values read the same. */
+  readFacts: FactsReader;
+  https: HttpsRule;
   rest: RestRouter;
   /** The Connect adapter; it answers 404 itself for unknown paths. */
   connect: (req: NodeRequest, res: NodeResponse) => void;
@@ -38,36 +45,47 @@ export interface HttpHandlerDeps {
    * /readyz as "degraded" but not failing it, so instances stay in rotation.
    */
   optionalReadiness?: Record<string, ReadinessCheck>;
-  requireHttps: boolean;
-  trustProxy: boolean;
   /** CORS for the routes browsers call; without it, no route answers cross-origin. */
   cors?: Cors;
 }
 
-const REQUEST_ID = /^[\w.:@/+=-]{1,128}$/;
+/** One request on its way through the steps. */
+interface Exchange {
+  req: NodeRequest;
+  res: NodeResponse;
+  facts: RequestFacts;
+  method: string;
+  /** The method that decides the route: HEAD is GET without the body (node drops it). */
+  readMethod: string;
+  path: string;
+  /** The query string, without its `?`. */
+  query: string;
+  /** The metrics label, set by the step that takes the request. */
+  route: string;
+}
+
+/** A step: true when it took the request. */
+type Step = (exchange: Exchange) => boolean;
+
+const HSTS = "max-age=31536000; includeSubDomains";
 const READINESS_TIMEOUT_MS = 2000;
 // How long the unread rest of an answered HTTP/2 request may take to arrive.
 const DRAIN_MS = 5000;
 
 /** Creates the handler. */
 export function createHttpHandler(deps: HttpHandlerDeps) {
-  const { logger, metrics, rest } = deps;
+  const { logger, metrics, rest, reporter } = deps;
   // The browser viewer's files (static-viewer.ts), from viewer/dist.
   const viewer = createStaticViewer();
 
-  const isSecure = (req: NodeRequest): boolean => {
-    if ((req.socket as TLSSocket).encrypted) return true;
-    return deps.trustProxy && forwardedHttps(headerValue(req, "x-forwarded-proto"));
-  };
-
-  const fail = (res: NodeResponse, error: unknown, requestId: string) => {
+  const fail = (x: Exchange, error: unknown) => {
+    reporter.report(error, x.facts, { route: x.route });
     const mapped = toRestError(error);
-    if (mapped.unexpected) logger.error({ err: error, reqId: requestId }, "request failed");
-    if (res.headersSent) {
-      res.destroy();
+    if (x.res.headersSent) {
+      x.res.destroy();
       return;
     }
-    sendJson(res, mapped.status, mapped.body, mapped.headers);
+    sendJson(x.res, mapped.status, mapped.body, mapped.headers);
   };
 
   const ready = async (res: NodeResponse) => {
@@ -89,127 +107,161 @@ export function createHttpHandler(deps: HttpHandlerDeps) {
     sendJson(res, ok ? 200 : 503, { status, checks });
   };
 
-  return (req: NodeRequest, res: NodeResponse): void => {
-    const started = performance.now();
-    const given = req.headers["x-request-id"];
-    const requestId = typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID();
-    // RPC handlers read the id from the request headers, like any header.
-    req.headers["x-request-id"] = requestId;
-    res.setHeader("x-request-id", requestId);
-
-    // The absolute form (`POST http://host/api/...`), which HTTP/1.1 servers must accept
-    // (RFC 9112 section 3.2.2), is routed by its path like the usual origin form.
-    if (req.url && !req.url.startsWith("/")) req.url = originForm(req.url);
-    const url = req.url ?? "/";
-    const queryStart = url.indexOf("?");
-    const path = queryStart === -1 ? url : url.slice(0, queryStart);
-    const method = req.method ?? "GET";
-    // HEAD is GET without the body, which node leaves out of the response itself.
-    const readMethod = method === "HEAD" ? "GET" : method;
-    let route = "unmatched";
-    if (req instanceof Http2ServerRequest) {
-      // An HTTP/2 request answered before its body was read (an RPC over the size limit)
-      // would keep its stream open: the client waits for flow control to send the rest,
-      // and shutdown waits for the stream. The rest is read and dropped, as REST does for
-      // its 413, for a few seconds at most; then the stream is cancelled. (A reset with NO_ERROR, which RFC 9113 8.1 suggests, leaves
-      // node's own clients hanging.)
-      const { stream } = req;
-      stream.once("finish", () => {
-        if (req.complete || stream.destroyed) return;
-        // (A request the adapter has destroyed cannot be read: only the timer ends it.
-        // Not at once: the trailers of a gRPC answer are still to be sent.)
-        if (!req.destroyed) req.resume();
-        const timer = setTimeout(() => stream.close(http2Constants.NGHTTP2_CANCEL), DRAIN_MS);
-        stream.once("close", () => clearTimeout(timer));
-      });
-    }
-    res.once("finish", () => {
-      const seconds = (performance.now() - started) / 1000;
-      metrics.observeRequest(route, method, res.statusCode, seconds);
-      logger.debug(
-        { reqId: requestId, method, route, status: res.statusCode, ms: seconds * 1000 },
-        "request",
-      );
-    });
-
-    const secure = isSecure(req);
-    if (secure) res.setHeader("strict-transport-security", "max-age=31536000; includeSubDomains");
-
-    if (PROBES.has(path) && readMethod !== "GET") {
-      route = path;
-      sendJson(res, 405, { error: "Method not allowed" }, { allow: "GET, HEAD" });
-      return;
-    }
-    if (readMethod === "GET" && path === "/healthz") {
-      route = path;
-      sendJson(res, 200, { status: "ok" });
-      return;
-    }
-    if (readMethod === "GET" && path === "/readyz") {
-      route = path;
-      void ready(res);
-      return;
-    }
-    if (readMethod === "GET" && path === "/metrics") {
-      route = path;
-      deps.metrics.registry.metrics().then(
+  /** /healthz, /readyz and /metrics, to GET and HEAD only. */
+  const serveProbes: Step = (x) => {
+    if (!PROBES.has(x.path)) return false;
+    x.route = x.path;
+    if (x.readMethod !== "GET") {
+      sendJson(x.res, 405, { error: "Method not allowed" }, { allow: "GET, HEAD" });
+    } else if (x.path === "/healthz") {
+      sendJson(x.res, 200, { status: "ok" });
+    } else if (x.path === "/readyz") {
+      void ready(x.res);
+    } else {
+      metrics.registry.metrics().then(
         (text) => {
-          res.writeHead(200, { "content-type": deps.metrics.registry.contentType });
-          res.end(text);
+          x.res.writeHead(200, { "content-type": metrics.registry.contentType });
+          x.res.end(text);
         },
-        (error: unknown) => fail(res, error, requestId),
+        (error: unknown) => fail(x, error),
       );
-      return;
     }
-    // Before the HTTPS check, so that a browser can read that refusal too.
-    if (deps.cors?.handle(req, res, method, path)) {
-      route = path;
-      return;
-    }
-    // RPCs are refused by the adapter's interceptor instead, in their own protocol.
-    const rpc = deps.procedures.has(path);
-    if (deps.requireHttps && !secure && !rpc) {
-      fail(res, new ServiceError("bad_request", Messages.httpsRequired), requestId);
-      return;
-    }
-    if (viewer.handle(req, res, method, path)) {
-      route = "/viewer";
-      return;
-    }
+    return true;
+  };
 
-    const match = rest.match(readMethod, path);
-    if (match && "allowedMethods" in match) {
+  // Before the HTTPS check, so that a browser can read that refusal too.
+  const serveCors: Step = (x) => {
+    if (!deps.cors?.handle(x.req, x.res, x.method, x.path)) return false;
+    x.route = x.path;
+    return true;
+  };
+
+  // RPCs are refused by the adapter's interceptor instead, in their own protocol.
+  const refuseInsecure: Step = (x) => {
+    if (deps.procedures.has(x.path) || !deps.https.refuses(x.facts)) return false;
+    fail(x, deps.https.refusal());
+    return true;
+  };
+
+  const serveViewer: Step = (x) => {
+    if (!viewer.handle(x.req, x.res, x.method, x.path)) return false;
+    x.route = "/viewer";
+    return true;
+  };
+
+  const serveRestRoute: Step = (x) => {
+    const match = rest.match(x.readMethod, x.path);
+    if (!match) return false;
+    if ("allowedMethods" in match) {
       const allowed = match.allowedMethods;
       if (allowed.includes("GET")) allowed.push("HEAD");
-      sendJson(res, 405, { error: "Method not allowed" }, { allow: allowed.join(", ") });
-      return;
+      sendJson(x.res, 405, { error: "Method not allowed" }, { allow: allowed.join(", ") });
+      return true;
     }
-    if (match) {
-      route = match.route.template;
-      const query = new URLSearchParams(queryStart === -1 ? "" : url.slice(queryStart + 1));
-      serveRest(req, res, match, query).catch((error: unknown) => {
+    x.route = match.route.template;
+    serveRest(x.req, x.res, x.facts, match, new URLSearchParams(x.query)).catch(
+      (error: unknown) => {
         if (error instanceof ServiceError && error.kind === "payload_too_large") {
           // Discard what is still arriving, so the client reads the 413 before the close.
-          req.resume();
+          x.req.resume();
         }
-        fail(res, error, requestId);
-      });
-      return;
-    }
-    if (rpc) route = path;
-    if (isGrpcRequest(headerValue(req, "content-type"))) sendGrpcMessagesPlain(res);
+        fail(x, error);
+      },
+    );
+    return true;
+  };
+
+  /** Everything else: the RPC paths, whose adapter answers unknown paths with a 404. */
+  const serveRpc: Step = (x) => {
+    if (deps.procedures.has(x.path)) x.route = x.path;
+    if (isGrpcRequest(headerValue(x.req, "content-type"))) sendGrpcMessagesPlain(x.res);
     // The lean path runs no interceptors: a refused request goes to the adapter.
-    const refused = deps.requireHttps && !secure;
-    if (!refused && deps.grpcUnary?.(req, res)) return;
+    if (!deps.https.refuses(x.facts) && deps.grpcUnary?.(x.req, x.res)) return true;
     try {
-      deps.connect(req, res);
+      deps.connect(x.req, x.res);
     } catch {
       // The adapter builds the request's URL from its authority and throws, synchronously
       // and out of this listener, on one that is not a URL's (`:authority: a:b`): an
       // uncaught exception that would end the process.
-      fail(res, new ServiceError("bad_request", Messages.invalidAuthority), requestId);
+      fail(x, new ServiceError("bad_request", Messages.invalidAuthority));
     }
+    return true;
   };
+
+  const steps: Step[] = [
+    serveProbes,
+    serveCors,
+    refuseInsecure,
+    serveViewer,
+    serveRestRoute,
+    serveRpc,
+  ];
+
+  /** Counts and logs the request once its answer is sent. */
+  const observe = (x: Exchange, started: number) => {
+    const seconds = (performance.now() - started) / 1000;
+    metrics.observeRequest(x.route, x.method, x.res.statusCode, seconds);
+    logger.debug(
+      {
+        reqId: x.facts.requestId,
+        method: x.method,
+        route: x.route,
+        status: x.res.statusCode,
+        ms: seconds * 1000,
+      },
+      "request",
+    );
+  };
+
+  return (req: NodeRequest, res: NodeResponse): void => {
+    const started = performance.now();
+    const facts = deps.readFacts(req);
+    res.setHeader("x-request-id", facts.requestId);
+    const x = exchange(req, res, facts);
+    if (req instanceof Http2ServerRequest) drainWhenAnswered(req);
+    res.once("finish", () => observe(x, started));
+    if (facts.secure) res.setHeader("strict-transport-security", HSTS);
+    for (const step of steps) if (step(x)) return;
+  };
+}
+
+/** The exchange of a request: its method, path and query, before any step. */
+function exchange(req: NodeRequest, res: NodeResponse, facts: RequestFacts): Exchange {
+  // The absolute form (`POST http://host/api/...`), which HTTP/1.1 servers must accept
+  // (RFC 9112 section 3.2.2), is routed by its path like the usual origin form.
+  if (req.url && !req.url.startsWith("/")) req.url = originForm(req.url);
+  const url = req.url ?? "/";
+  const queryStart = url.indexOf("?");
+  const method = req.method ?? "GET";
+  return {
+    req,
+    res,
+    facts,
+    method,
+    readMethod: method === "HEAD" ? "GET" : method,
+    path: queryStart === -1 ? url : url.slice(0, queryStart),
+    query: queryStart === -1 ? "" : url.slice(queryStart + 1),
+    route: "unmatched",
+  };
+}
+
+/**
+ * An HTTP/2 request answered before its body was read (an RPC over the size limit)
+ * would keep its stream open: the client waits for flow control to send the rest, and
+ * shutdown waits for the stream. The rest is read and dropped, as REST does for its 413,
+ * for a few seconds at most; then the stream is cancelled. (A reset with NO_ERROR, which
+ * RFC 9113 8.1 suggests, leaves node's own clients hanging.)
+ */
+function drainWhenAnswered(req: Http2ServerRequest): void {
+  const { stream } = req;
+  stream.once("finish", () => {
+    if (req.complete || stream.destroyed) return;
+    // (A request the adapter has destroyed cannot be read: only the timer ends it.
+    // Not at once: the trailers of a gRPC answer are still to be sent.)
+    if (!req.destroyed) req.resume();
+    const timer = setTimeout(() => stream.close(http2Constants.NGHTTP2_CANCEL), DRAIN_MS);
+    stream.once("close", () => clearTimeout(timer));
+  });
 }
 
 /**

@@ -1,26 +1,36 @@
 /**
- * HTTPS in production (spec section 1): a request is secure when it arrived over TLS or,
- * behind a proxy the service is told to trust (TRUST_PROXY), when the proxy says the
- * client used https. The HTTP edge refuses everything else with the REST error; RPCs are
- * refused by the interceptor here instead, so that gRPC and Connect clients read the
- * refusal in their own protocol (a REST 400 reaches a gRPC client as "Internal").
+ * HTTPS in production (spec section 1), one rule on one fact: a request whose facts say
+ * it is not secure (transport/request-facts.ts decides that, once) is refused with
+ * `HTTPS is required`. The HTTP edge applies it to everything but RPCs, with the REST
+ * error; RPCs are refused by the interceptor here instead, so that gRPC and Connect
+ * clients read the refusal in their own protocol (a REST 400 reaches a gRPC client as
+ * "Internal").
  */
 import type { Interceptor } from "@connectrpc/connect";
+import type { RequestFacts } from "../api/request-facts.js";
 import { Messages, ServiceError } from "../errors.js";
+import { factsOf } from "./connect-context.js";
 
-/** True when an `X-Forwarded-Proto` value says the client used https (its first hop). */
-export function forwardedHttps(value: string | null | undefined): boolean {
-  return value?.split(",")[0]?.trim().toLowerCase() === "https";
+/** The HTTPS rule of one configuration. */
+export interface HttpsRule {
+  /** True when the request must be refused. */
+  refuses(facts: RequestFacts): boolean;
+  /** The 400 ServiceError of a refusal. */
+  refusal(): ServiceError;
+  /** The rule as an interceptor of the Connect routes. */
+  readonly interceptor: Interceptor;
 }
 
-/** Refuses RPCs that did not arrive over HTTPS with `HTTPS is required`. */
-export function requireHttps(options: { trustProxy: boolean }): Interceptor {
-  return (next) => async (req) => {
-    // The adapter builds the URL's scheme from the connection: https when it is TLS.
-    const secure =
-      new URL(req.url).protocol === "https:" ||
-      (options.trustProxy && forwardedHttps(req.header.get("x-forwarded-proto")));
-    if (!secure) throw new ServiceError("bad_request", Messages.httpsRequired);
-    return next(req);
+/** Creates the rule; with `required` false, nothing is refused. */
+export function createHttpsRule(required: boolean): HttpsRule {
+  const refuses = (facts: RequestFacts) => required && !facts.secure;
+  const refusal = () => new ServiceError("bad_request", Messages.httpsRequired);
+  return {
+    refuses,
+    refusal,
+    interceptor: (next) => async (req) => {
+      if (required && refuses(factsOf(req.contextValues))) throw refusal();
+      return next(req);
+    },
   };
 }

@@ -1,17 +1,15 @@
 /**
  * The one place where errors become REST responses, in the spec's shape: a JSON object
  * with an `error` string, and the extra fields of section 7. Anything that is not a
- * ServiceError is a 500 whose cause is logged with the request id and never sent.
+ * ServiceError is a 500 whose cause is never sent (the error reporter logs it).
  */
-import { isConnectionFailure, Messages, ServiceError } from "../errors.js";
+import { Messages, type ServiceError, toServiceError } from "../errors.js";
 
 /** A REST error response. */
 export interface RestError {
   status: number;
   body: Record<string, unknown>;
   headers: Record<string, string>;
-  /** True when the cause must be logged: the client was told nothing about it. */
-  unexpected: boolean;
 }
 
 const STATUS: Record<ServiceError["kind"], number> = {
@@ -29,10 +27,8 @@ const STATUS: Record<ServiceError["kind"], number> = {
 
 /** The REST response for any error thrown while serving a request. */
 export function toRestError(error: unknown): RestError {
-  const known = asServiceError(error);
-  if (!known) {
-    return { status: 500, body: { error: Messages.internal }, headers: {}, unexpected: true };
-  }
+  const known = toServiceError(error);
+  if (!known) return { status: 500, body: { error: Messages.internal }, headers: {} };
   const body: Record<string, unknown> = { error: known.message };
   const headers: Record<string, string> = {};
   const { issues, quota, retryAfterSeconds } = known.facts;
@@ -44,12 +40,5 @@ export function toRestError(error: unknown): RestError {
   }
   if (known.kind === "rate_limited") headers["retry-after"] = String(retryAfterSeconds ?? 1);
   if (known.kind === "payload_too_large") headers.connection = "close";
-  return { status: STATUS[known.kind], body, headers, unexpected: known.kind === "unavailable" };
-}
-
-/** The ServiceError an error is, or stands for (an unreachable database is a 503). */
-export function asServiceError(error: unknown): ServiceError | undefined {
-  if (error instanceof ServiceError) return error;
-  if (isConnectionFailure(error)) return new ServiceError("unavailable", Messages.unavailable);
-  return undefined;
+  return { status: STATUS[known.kind], body, headers };
 }

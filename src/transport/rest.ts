@@ -8,6 +8,7 @@ import type { DescMethod, DescService } from "@bufbuild/protobuf";
 import { getOption, hasOption, toJson } from "@bufbuild/protobuf";
 import { http as httpRule } from "../../gen/google/api/annotations_pb.js";
 import type { Operation, OperationCall, Operations } from "../api/operation.js";
+import type { RequestFacts } from "../api/request-facts.js";
 import { MAX_BODY_BYTES, parseJsonBody, readBody } from "./body.js";
 import { headerValue, type NodeRequest, type NodeResponse, sendJson } from "./node-http.js";
 import { REST_RENDERINGS } from "./rest-rendering.js";
@@ -98,6 +99,7 @@ export function createRestRouter(services: DescService[], operations: Operations
 export async function serveRest(
   req: NodeRequest,
   res: NodeResponse,
+  facts: RequestFacts,
   match: RestMatch,
   query: URLSearchParams,
 ): Promise<number> {
@@ -105,6 +107,7 @@ export async function serveRest(
   // The body is read (and its size checked) before anything else looks at the request.
   const body = route.body === "" ? undefined : await readBody(req, MAX_BODY_BYTES);
   const call: OperationCall = {
+    facts,
     header: (name) => headerValue(req, name),
     readJson: () => requestJson(route, req, body, query, variables),
   };

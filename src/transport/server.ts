@@ -39,49 +39,111 @@ export const REQUEST_TIMEOUT_MS = 60_000;
 // a connection for up to 45 s instead of 15).
 const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
 
+/** Options of `listen`. */
+export interface ListenOptions {
+  host: string;
+  port: number;
+  tls?: TlsFiles;
+  /** HTTP/1.1 slow-sender limits; HEADERS_TIMEOUT_MS and REQUEST_TIMEOUT_MS by default. */
+  headersTimeoutMs?: number;
+  requestTimeoutMs?: number;
+}
+
+type Handler = (req: NodeRequest, res: NodeResponse) => void;
+
+/** The servers behind the port: the listening one, and those it hands connections to. */
+interface Servers {
+  outer: net.Server;
+  h1: http.Server;
+  h2: http2.Http2Server | http2.Http2SecureServer;
+  /** Cleartext sockets whose first bytes have not yet chosen a protocol. */
+  unrouted: Set<Socket>;
+}
+
 /** Listens on `host:port` and serves `handler` over every protocol. */
-export async function listen(
-  handler: (req: NodeRequest, res: NodeResponse) => void,
-  options: {
-    host: string;
-    port: number;
-    tls?: TlsFiles;
-    /** HTTP/1.1 slow-sender limits; HEADERS_TIMEOUT_MS and REQUEST_TIMEOUT_MS by default. */
-    headersTimeoutMs?: number;
-    requestTimeoutMs?: number;
-  },
-): Promise<ListeningServer> {
+export async function listen(handler: Handler, options: ListenOptions): Promise<ListeningServer> {
+  const requests = trackRequests(handler);
+  const servers = createServers(requests.serve, options);
+  const sessions = trackSessions(servers.h2, requests.isClosing);
+  const { outer } = servers;
+  await new Promise<void>((resolve, reject) => {
+    outer.once("error", reject);
+    outer.listen(options.port, options.host, () => {
+      outer.off("error", reject);
+      resolve();
+    });
+  });
+  const address = outer.address();
+  return {
+    port: typeof address === "object" && address ? address.port : options.port,
+    close: (timeoutMs) => shutDown(servers, sessions, requests, timeoutMs),
+  };
+}
+
+/** Requests in flight, counted so that shutdown can wait for the last. */
+interface RequestTracker {
+  /** Serves a request through the handler, counting it until its response closes. */
+  serve: Handler;
+  isClosing(): boolean;
+  /** Marks the server closing (new responses do not keep their connection alive). */
+  close(): void;
+  /** Resolves once no request is in flight. */
+  drained(): Promise<void>;
+}
+
+function trackRequests(handler: Handler): RequestTracker {
   let inFlight = 0;
   let closing = false;
   const idleWaiters: (() => void)[] = [];
-  const tracked = (req: NodeRequest, res: NodeResponse) => {
-    inFlight++;
-    if (closing && "shouldKeepAlive" in res) res.shouldKeepAlive = false;
-    res.once("close", () => {
-      inFlight--;
-      if (inFlight === 0) for (const wake of idleWaiters.splice(0)) wake();
-    });
-    handler(req, res);
+  return {
+    serve(req, res) {
+      inFlight++;
+      if (closing && "shouldKeepAlive" in res) res.shouldKeepAlive = false;
+      res.once("close", () => {
+        inFlight--;
+        if (inFlight === 0) for (const wake of idleWaiters.splice(0)) wake();
+      });
+      handler(req, res);
+    },
+    isClosing: () => closing,
+    close() {
+      closing = true;
+    },
+    drained: () =>
+      inFlight === 0
+        ? Promise.resolve()
+        : new Promise<void>((resolve) => idleWaiters.push(resolve)),
   };
+}
 
+/** The HTTP/2 sessions open on `h2`; one opened while closing is closed at once. */
+function trackSessions(
+  h2: http2.Http2Server | http2.Http2SecureServer,
+  isClosing: () => boolean,
+): Set<http2.ServerHttp2Session> {
+  const sessions = new Set<http2.ServerHttp2Session>();
+  h2.on("session", (session) => {
+    sessions.add(session);
+    session.once("close", () => sessions.delete(session));
+    if (isClosing()) session.close();
+  });
+  return sessions;
+}
+
+/**
+ * The HTTP/1.1 and HTTP/2 servers serving `serve`, and the listening server: the TLS
+ * one (ALPN chooses) or a plain TCP server that routes each connection by its first
+ * bytes.
+ */
+function createServers(serve: Handler, options: ListenOptions): Servers {
   /**
    * `Expect: 100-continue`: a body declared over the 1 MB limit is not asked for, so the
    * client reads the handler's 413 instead of starting its upload; others get 100.
    */
   const continueUnlessTooLarge = (req: NodeRequest, res: NodeResponse) => {
     if (!(Number(req.headers["content-length"]) > MAX_BODY_BYTES)) res.writeContinue();
-    tracked(req, res);
+    serve(req, res);
   };
-
-  const sessions = new Set<http2.ServerHttp2Session>();
-  const trackSessions = (server: http2.Http2Server | http2.Http2SecureServer) => {
-    server.on("session", (session) => {
-      sessions.add(session);
-      session.once("close", () => sessions.delete(session));
-      if (closing) session.close();
-    });
-  };
-
   const unrouted = new Set<Socket>();
   const h1 = http.createServer(
     {
@@ -89,12 +151,12 @@ export async function listen(
       requestTimeout: options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS,
       connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
     },
-    tracked,
+    serve,
   );
   h1.on("clientError", answerClientError);
   // An Expect other than 100-continue is ignored (RFC 9110 allows it) and the request
   // served as usual, rather than node's bodiless 417.
-  h1.on("checkExpectation", tracked);
+  h1.on("checkExpectation", serve);
   h1.on("checkContinue", continueUnlessTooLarge);
   let outer: net.Server;
   let h2: http2.Http2Server | http2.Http2SecureServer;
@@ -107,11 +169,12 @@ export async function listen(
         allowHTTP1: true,
         ALPNProtocols: ["h2", "http/1.1"],
       },
-      tracked,
+      serve,
     );
     outer = h2;
   } else {
-    h2 = http2.createServer({}, tracked);
+    const cleartext = http2.createServer({}, serve);
+    h2 = cleartext;
     // This server never listens itself; the event starts its connection tracking.
     h1.emit("listening");
     outer = net.createServer((socket) => {
@@ -119,50 +182,43 @@ export async function listen(
       // shutdown must close it itself.
       unrouted.add(socket);
       socket.once("close", () => unrouted.delete(socket));
-      route(socket, h1, h2 as http2.Http2Server, () => unrouted.delete(socket));
+      route(socket, h1, cleartext, () => unrouted.delete(socket));
     });
   }
-  trackSessions(h2);
   h2.on("checkContinue", continueUnlessTooLarge);
-  h2.on("checkExpectation", tracked);
+  h2.on("checkExpectation", serve);
+  return { outer, h1, h2, unrouted };
+}
 
-  await new Promise<void>((resolve, reject) => {
-    outer.once("error", reject);
-    outer.listen(options.port, options.host, () => {
-      outer.off("error", reject);
-      resolve();
-    });
-  });
-  const address = outer.address();
-  const port = typeof address === "object" && address ? address.port : options.port;
-
-  return {
-    port,
-    async close(timeoutMs) {
-      closing = true;
-      const stopped = new Promise<void>((resolve) => outer.close(() => resolve()));
-      for (const socket of unrouted) socket.destroy();
-      for (const session of sessions) session.close();
-      h1.closeIdleConnections();
-      if ("closeIdleConnections" in outer && typeof outer.closeIdleConnections === "function") {
-        outer.closeIdleConnections();
-      }
-      const drained =
-        inFlight === 0
-          ? Promise.resolve()
-          : new Promise<void>((resolve) => idleWaiters.push(resolve));
-      const timedOut = await Promise.race([
-        drained.then(() => false),
-        new Promise<boolean>((resolve) => setTimeout(() => resolve(true), timeoutMs).unref()),
-      ]);
-      if (timedOut) {
-        for (const session of sessions) session.destroy();
-      }
-      h1.closeAllConnections();
-      h1.close();
-      await stopped;
-    },
-  };
+/**
+ * Stops accepting, lets in-flight requests finish (HTTP/2 sessions get a GOAWAY, idle
+ * keep-alive connections are closed), and force-closes what is left after `timeoutMs`.
+ */
+async function shutDown(
+  servers: Servers,
+  sessions: Set<http2.ServerHttp2Session>,
+  requests: RequestTracker,
+  timeoutMs: number,
+): Promise<void> {
+  const { outer, h1, unrouted } = servers;
+  requests.close();
+  const stopped = new Promise<void>((resolve) => outer.close(() => resolve()));
+  for (const socket of unrouted) socket.destroy();
+  for (const session of sessions) session.close();
+  h1.closeIdleConnections();
+  if ("closeIdleConnections" in outer && typeof outer.closeIdleConnections === "function") {
+    outer.closeIdleConnections();
+  }
+  const timedOut = await Promise.race([
+    requests.drained().then(() => false),
+    new Promise<boolean>((resolve) => setTimeout(() => resolve(true), timeoutMs).unref()),
+  ]);
+  if (timedOut) {
+    for (const session of sessions) session.destroy();
+  }
+  h1.closeAllConnections();
+  h1.close();
+  await stopped;
 }
 
 const CLIENT_ERRORS: Record<string, [status: number, message: string]> = {

@@ -1,0 +1,85 @@
+/**
+ * The edge assembled: from the operations and the services that declare them, one
+ * handler for the port that serves REST (routes from the proto annotations), gRPC,
+ * gRPC-Web and Connect (connect-node's adapter, and the lean unary gRPC path beside it).
+ * Every path reads the request's facts from the same reader, refuses plain HTTP with the
+ * same rule, and reports failures to the same reporter.
+ */
+import type { DescService } from "@bufbuild/protobuf";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
+import type { Logger } from "pino";
+import type { Operations } from "../api/operation.js";
+import type { Metrics } from "../observability/metrics.js";
+import { MAX_BODY_BYTES } from "./body.js";
+import { contextValuesFrom } from "./connect-context.js";
+import { connectRoutes, errorBoundary } from "./connect-routes.js";
+import { createCors } from "./cors.js";
+import { createErrorReporter } from "./error-reporter.js";
+import { createGrpcUnary } from "./grpc-unary.js";
+import { createHttpHandler, notFound, type ReadinessCheck } from "./http-handler.js";
+import { createHttpsRule } from "./https-required.js";
+import type { NodeRequest, NodeResponse } from "./node-http.js";
+import { createFactsReader } from "./request-facts.js";
+import { createRestRouter } from "./rest.js";
+
+/** What the edge serves and how. */
+export interface EdgeOptions {
+  /** The services, in the order of the proto files; their methods' operations. */
+  services: DescService[];
+  operations: Operations;
+  logger: Logger;
+  metrics: Metrics;
+  /** Refuse requests that did not arrive over HTTPS (production). */
+  requireHttps: boolean;
+  /** Believe X-Forwarded-Proto (behind a proxy that sets it). */
+  trustProxy: boolean;
+  /** Origins allowed to call List Events from a browser (`*` for any). */
+  corsOrigins: readonly string[];
+  readiness: Record<string, ReadinessCheck>;
+  optionalReadiness?: Record<string, ReadinessCheck>;
+}
+
+/** Creates the handler of the port. */
+export function createEdge(options: EdgeOptions): (req: NodeRequest, res: NodeResponse) => void {
+  const { operations, logger, metrics } = options;
+  const readFacts = createFactsReader({ trustProxy: options.trustProxy });
+  const reporter = createErrorReporter(logger);
+  const https = createHttpsRule(options.requireHttps);
+  const routes = connectRoutes(operations);
+  const interceptors = [errorBoundary(reporter), https.interceptor];
+  const connect = connectNodeAdapter({
+    routes,
+    interceptors,
+    fallback: notFound,
+    readMaxBytes: MAX_BODY_BYTES,
+    contextValues: contextValuesFrom(readFacts),
+  });
+  const grpcUnary = createGrpcUnary({
+    operations,
+    routes,
+    interceptors,
+    readMaxBytes: MAX_BODY_BYTES,
+    readFacts,
+    reporter,
+    onServed: () => metrics.grpcUnaryServed(),
+  });
+  const procedures = new Set(
+    options.services.flatMap((service) =>
+      service.methods.map((method) => `/${service.typeName}/${method.name}`),
+    ),
+  );
+  return createHttpHandler({
+    logger,
+    metrics,
+    reporter,
+    readFacts,
+    https,
+    rest: createRestRouter(options.services, operations),
+    connect,
+    grpcUnary,
+    procedures,
+    readiness: options.readiness,
+    ...(options.optionalReadiness ? { optionalReadiness: options.optionalReadiness } : {}),
+    cors: createCors({ origins: options.corsOrigins, routes: { "/api/events": ["GET"] } }),
+  });
+}
