@@ -39,6 +39,8 @@ const schema = z.object({
   ADMIN_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
   TOKEN_SIGNING_KEY: z.string().min(32, "must be at least 32 characters").optional(),
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
+  // The operator's acknowledgement that production runs on the embedded database.
+  EMBEDDED_IN_PRODUCTION: flag.default(false),
   TRUST_PROXY: flag.default(false),
   // Origins allowed to call List Events from a browser, comma-separated; `*` for any.
   CORS_ORIGINS: z
@@ -102,6 +104,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     // PGlite is one process, and in-memory rate limits would multiply by the workers.
     throw new ConfigError(
       "Invalid configuration: WORKERS above 1 needs DATABASE_URL and REDIS_URL",
+    );
+  }
+  if (config.NODE_ENV === "production" && !config.DATABASE_URL && !config.EMBEDDED_IN_PRODUCTION) {
+    // Durability is stated, not assumed: PGlite runs with fsync off (README, Durability).
+    throw new ConfigError(
+      "Invalid configuration: NODE_ENV=production without DATABASE_URL runs on the embedded database, whose writes are not fsynced (a machine crash may lose acknowledged events); set DATABASE_URL, or EMBEDDED_IN_PRODUCTION=1 to accept that",
     );
   }
   if ((config.TLS_CERT_FILE === undefined) !== (config.TLS_KEY_FILE === undefined)) {

@@ -63,6 +63,11 @@ async function main(): Promise<void> {
     },
     "audit event service listening",
   );
+  if (config.NODE_ENV === "production" && app.db.driver === "pglite") {
+    logger.warn(
+      "production on the embedded database (EMBEDDED_IN_PRODUCTION): writes are not fsynced, a machine crash may lose acknowledged events",
+    );
+  }
   const firstStart = await app.bootstrap();
   if (firstStart) {
     logger.info(

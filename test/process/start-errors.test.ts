@@ -2,7 +2,8 @@
  * A start that its configuration makes impossible ends with exit code 78 (EX_CONFIG) and
  * one line on stderr that names the variable and the reason, never a stack trace: an
  * unreadable or invalid TLS file, a port in use, a HOST that is not this machine's, a
- * DATA_DIR that is not a usable directory. With workers, the supervisor stops with the
+ * DATA_DIR that is not a usable directory, production mode on the embedded database without
+ * the operator's acknowledgement. With workers, the supervisor stops with the
  * same code instead of restarting workers that would fail the same way.
  * Through the real process (`node --import tsx src/main.ts`).
  */
@@ -14,7 +15,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config.js";
 import { createIsolatedStorage, type IsolatedStorage } from "../support/isolated-storage.js";
+import { spawnService } from "../support/service-process.js";
 import { usingPostgres } from "../support/test-server.js";
 import { makeCertificate } from "../support/tls-certificate.js";
 
@@ -78,6 +81,64 @@ function expectConfigError(ended: { code: number | null; stderr: string }, line:
   if (typeof line === "string") expect(lines[0]).toBe(line);
   else expect(lines[0]).toMatch(line);
 }
+
+const EMBEDDED_REFUSAL =
+  "Invalid configuration: NODE_ENV=production without DATABASE_URL runs on the embedded database, whose writes are not fsynced (a machine crash may lose acknowledged events); set DATABASE_URL, or EMBEDDED_IN_PRODUCTION=1 to accept that";
+
+describe("production mode and the embedded database", () => {
+  it("is refused unless acknowledged; PostgreSQL needs no acknowledgement", () => {
+    expect(() => loadConfig({ NODE_ENV: "production" })).toThrow(EMBEDDED_REFUSAL);
+    expect(() => loadConfig({ NODE_ENV: "production", EMBEDDED_IN_PRODUCTION: "0" })).toThrow(
+      EMBEDDED_REFUSAL,
+    );
+    expect(loadConfig({ NODE_ENV: "production", EMBEDDED_IN_PRODUCTION: "1" }).NODE_ENV).toBe(
+      "production",
+    );
+    expect(
+      loadConfig({ NODE_ENV: "production", DATABASE_URL: "postgres://u@127.0.0.1/db" }).NODE_ENV,
+    ).toBe("production");
+    expect(loadConfig({}).EMBEDDED_IN_PRODUCTION).toBe(false);
+    expect(() => loadConfig({ EMBEDDED_IN_PRODUCTION: "maybe" })).toThrow(
+      /^Invalid configuration: EMBEDDED_IN_PRODUCTION /,
+    );
+  });
+
+  it(
+    "the real process refuses to start: 78 and one line saying why",
+    async () => {
+      const ended = await start({
+        NODE_ENV: "production",
+        DATABASE_URL: "",
+        DATA_DIR: join(scratch, "refused-data"),
+      });
+      expectConfigError(ended, EMBEDDED_REFUSAL);
+    },
+    START_TIMEOUT_MS,
+  );
+
+  it(
+    "acknowledged with EMBEDDED_IN_PRODUCTION=1, it starts, answers its probes and logs the risk",
+    async () => {
+      const service = await spawnService({
+        NODE_ENV: "production",
+        EMBEDDED_IN_PRODUCTION: "1",
+        DATABASE_URL: "",
+        DATA_DIR: join(scratch, `acknowledged-${randomBytes(4).toString("hex")}`),
+      });
+      try {
+        const warning = await service.waitForLog(
+          "production on the embedded database (EMBEDDED_IN_PRODUCTION): writes are not fsynced, a machine crash may lose acknowledged events",
+          10_000,
+        );
+        expect(warning.level).toBe(40);
+        expect((await fetch(`http://127.0.0.1:${service.port}/healthz`)).status).toBe(200);
+      } finally {
+        await service.cleanup();
+      }
+    },
+    START_TIMEOUT_MS,
+  );
+});
 
 describe("a start the configuration makes impossible", () => {
   it(

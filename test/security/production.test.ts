@@ -21,6 +21,9 @@ import { startTestServer, type TestServer, validEvent } from "../support/test-se
 import { makeCertificate } from "../support/tls-certificate.js";
 import { totalEvents } from "./raw-client.js";
 
+// Production mode; the acknowledgement lets it run on the embedded default too (the suite's
+// first pass), which refuses to start without it (test/process/start-errors.test.ts).
+const PRODUCTION = { NODE_ENV: "production", EMBEDDED_IN_PRODUCTION: "1" };
 const HTTPS_REQUIRED = { error: "HTTPS is required" };
 const HSTS = "max-age=31536000; includeSubDomains";
 
@@ -83,7 +86,7 @@ describe("production mode without a trusted proxy", () => {
   let secret: string;
 
   beforeAll(async () => {
-    server = await startTestServer({ NODE_ENV: "production" });
+    server = await startTestServer(PRODUCTION);
     secret = await provisionDirect(server);
   });
   afterAll(async () => {
@@ -190,7 +193,7 @@ describe("production mode behind a trusted proxy (TRUST_PROXY=true)", () => {
   let secret: string;
 
   beforeAll(async () => {
-    server = await startTestServer({ NODE_ENV: "production", TRUST_PROXY: "true" });
+    server = await startTestServer({ ...PRODUCTION, TRUST_PROXY: "true" });
     secret = await provisionDirect(server);
   });
   afterAll(async () => {
@@ -276,7 +279,7 @@ describe("production mode over TLS", () => {
     await makeCertificate(certFile, keyFile);
     ca = await readFile(certFile);
     server = await startTestServer({
-      NODE_ENV: "production",
+      ...PRODUCTION,
       TLS_CERT_FILE: certFile,
       TLS_KEY_FILE: keyFile,
     });
