@@ -243,7 +243,8 @@ function findUnstorable(value: unknown, at: Path): FieldIssue | undefined {
   return undefined;
 }
 
-const DATE_TIME =
+/** An ISO 8601 date-time with a zone, as accepted; isDateTime checks the ranges too. */
+export const DATE_TIME =
   /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-](\d{2}):?(\d{2}))$/i;
 
 // The instants stored and returned: years 0001 to 9999 in UTC, the range that both

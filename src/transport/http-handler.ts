@@ -2,7 +2,8 @@
  * The request handler behind the port, for HTTP/1.1 and HTTP/2 alike. It reads each
  * request's facts once (transport/request-facts.ts: id, HTTPS, peer, credential), then
  * hands the request to the first step that takes it: the probes and metrics, CORS
- * preflights (transport/cors.ts), the HTTPS refusal, the viewer, the REST transcoder,
+ * preflights (transport/cors.ts), the HTTPS refusal, the viewer, the OpenAPI document,
+ * the REST transcoder,
  * and last the RPC paths (the lean gRPC path, then the Connect adapter). REST errors are
  * rendered here, once; failures go to the one error reporter.
  */
@@ -16,6 +17,7 @@ import type { ErrorReporter } from "./error-reporter.js";
 import { isGrpcRequest, sendGrpcMessagesPlain } from "./grpc-message.js";
 import type { HttpsRule } from "./https-required.js";
 import { headerValue, type NodeRequest, type NodeResponse, sendJson } from "./node-http.js";
+import { createOpenApiRoute } from "./openapi-route.js";
 import type { FactsReader } from "./request-facts.js";
 import { type RestRouter, serveRest } from "./rest.js";
 import { toRestError } from "./rest-errors.js";
@@ -77,6 +79,8 @@ export function createHttpHandler(deps: HttpHandlerDeps) {
   const { logger, metrics, rest, reporter } = deps;
   // The browser viewer's files (static-viewer.ts), from viewer/dist.
   const viewer = createStaticViewer();
+  // The OpenAPI document of the REST API (openapi-route.ts), from gen/openapi.
+  const openapi = createOpenApiRoute();
 
   const fail = (x: Exchange, error: unknown) => {
     reporter.report(error, x.facts, { route: x.route });
@@ -149,6 +153,12 @@ export function createHttpHandler(deps: HttpHandlerDeps) {
     return true;
   };
 
+  const serveOpenApi: Step = (x) => {
+    if (!openapi.handle(x.req, x.res, x.method, x.path)) return false;
+    x.route = x.path;
+    return true;
+  };
+
   const serveRestRoute: Step = (x) => {
     const match = rest.match(x.readMethod, x.path);
     if (!match) return false;
@@ -193,6 +203,7 @@ export function createHttpHandler(deps: HttpHandlerDeps) {
     serveCors,
     refuseInsecure,
     serveViewer,
+    serveOpenApi,
     serveRestRoute,
     serveRpc,
   ];

@@ -1,0 +1,489 @@
+/**
+ * Builds the OpenAPI 3.1 document of the REST API from the proto descriptors: one path
+ * per `google.api.http` annotation, query parameters from the request fields of a GET,
+ * request bodies from the `body: "*"` messages with their `(audit.v1.field)` and
+ * `(audit.v1.message)` rules as JSON Schema, responses in the REST shape (proto JSON
+ * names, the fields the edge always writes) and the spec's error bodies from
+ * rest-surface.ts.
+ *
+ * Invariants: the document describes what the REST edge sends, not the gRPC shapes. A
+ * request schema keeps the service's input rules (unknown keys are ignored by the
+ * service, so request objects stay open); a response schema lists exactly the keys sent
+ * (closed objects), with no length limits (stored strings are HTML-encoded, so longer).
+ */
+import {
+  type DescField,
+  type DescFile,
+  type DescMessage,
+  type DescMethod,
+  type DescService,
+  getOption,
+  hasOption,
+  ScalarType,
+} from "@bufbuild/protobuf";
+import { FeatureSet_FieldPresence } from "@bufbuild/protobuf/wkt";
+import { getComments } from "@bufbuild/protoplugin";
+import {
+  type FieldRules,
+  field as fieldRulesOption,
+  message as messageRulesOption,
+} from "../../gen/audit/v1/rules_pb.js";
+import { http as httpRule } from "../../gen/google/api/annotations_pb.js";
+import { DATE_TIME } from "../../src/ingest/validation.js";
+import {
+  type ErrorCase,
+  FIELD_LIMITS,
+  type JsonSchema,
+  type MethodSurface,
+  PLANS,
+  QUOTA_MESSAGE_PREFIX,
+  REST_SURFACE,
+  VALIDATION_CODES,
+} from "./rest-surface.js";
+
+/** Options of the document. */
+export interface OpenApiOptions {
+  title: string;
+  version: string;
+  description: string;
+}
+
+// Response fields whose format the protos leave to comments.
+const OUTPUT_FORMATS: Readonly<Record<string, Readonly<Record<string, JsonSchema>>>> = {
+  "audit.v1.CreateEventResponse": {
+    eventId: { format: "uuid" },
+    receivedAt: { format: "date-time" },
+  },
+  "audit.v1.StoredEvent": {
+    eventId: { format: "uuid" },
+    receivedAt: { format: "date-time" },
+    occurredAt: { format: "date-time" },
+  },
+  "audit.v1.CreateFrontendTokenResponse": { expiresAt: { format: "date-time" } },
+};
+
+// The header the handler takes as the request id when it matches; otherwise it makes one.
+const REQUEST_ID_PATTERN = "^[\\w.:@/+=-]{1,128}$";
+
+/** The document for the annotated methods of `files`. */
+export function buildOpenApi(files: readonly DescFile[], options: OpenApiOptions): JsonSchema {
+  const schemas: Record<string, JsonSchema> = { ...errorSchemas() };
+  const paths: Record<string, Record<string, JsonSchema>> = {};
+  const tags: JsonSchema[] = [];
+  const services = files.flatMap((file) => file.services);
+
+  // Messages sent as request bodies: their schemas carry the input rules; a message also
+  // returned gets a second, output schema named `Stored<Name>`.
+  const inputs = new Set<string>();
+  for (const method of services.flatMap((service) => service.methods)) {
+    if (restRule(method)?.body === "*") collectMessages(method.input, inputs);
+  }
+
+  // Response fields the edge writes even when the message leaves them unset.
+  const alwaysPresent = new Map<string, MethodSurface["alwaysPresent"]>();
+  for (const service of services) {
+    for (const method of service.methods) {
+      const surface = REST_SURFACE[`${service.typeName}.${method.name}`];
+      if (surface?.alwaysPresent) alwaysPresent.set(method.output.typeName, surface.alwaysPresent);
+    }
+  }
+
+  const ref = (message: DescMessage, mode: "input" | "output"): JsonSchema => {
+    const name =
+      mode === "output" && inputs.has(message.typeName) ? `Stored${message.name}` : message.name;
+    if (!(name in schemas)) {
+      schemas[name] = {}; // reserved first: messages may refer to themselves
+      const always = mode === "output" ? alwaysPresent.get(message.typeName) : undefined;
+      schemas[name] = messageSchema(message, mode, ref, always ?? {});
+    }
+    return { $ref: `#/components/schemas/${name}` };
+  };
+
+  for (const service of services) {
+    const annotated = service.methods.filter((method) => restRule(method) !== undefined);
+    if (annotated.length === 0) continue;
+    tags.push({ name: service.name, ...optionalText("description", comment(service)) });
+    for (const method of annotated) {
+      const rule = restRule(method);
+      const surface = REST_SURFACE[`${service.typeName}.${method.name}`];
+      if (!rule || !surface) {
+        throw new Error(`${service.typeName}.${method.name}: no REST surface in rest-surface.ts`);
+      }
+      const path = rule.path.replace(/\{([^}=]+)(=[^}]*)?\}/g, "{$1}");
+      paths[path] ??= {};
+      const item = paths[path];
+      if (item) item[rule.verb] = operation(service, method, rule, surface, ref);
+    }
+  }
+
+  return {
+    openapi: "3.1.0",
+    info: { title: options.title, version: options.version, description: options.description },
+    tags,
+    paths,
+    components: {
+      schemas,
+      securitySchemes: {
+        apiKey: {
+          type: "http",
+          scheme: "bearer",
+          description:
+            "A project API key, `pk_test_...` or `pk_live_...`: `Authorization: Bearer <key>`.",
+        },
+        projectKey: {
+          type: "apiKey",
+          in: "header",
+          name: "X-Project-Key",
+          description:
+            "The same API key in a header of its own (used when Authorization is absent).",
+        },
+        frontendToken: {
+          type: "http",
+          scheme: "bearer",
+          bearerFormat: "JWT",
+          description:
+            "A read-only token from POST /api/tokens/frontend: reads the issuing key's project and environment (and tenant, when the token names one).",
+        },
+      },
+      parameters: {
+        RequestId: {
+          name: "X-Request-Id",
+          in: "header",
+          required: false,
+          description:
+            "An identifier to trace the request by: echoed in the response and logged. One that does not match the pattern is replaced.",
+          schema: { type: "string", pattern: REQUEST_ID_PATTERN },
+        },
+      },
+      headers: {
+        RequestId: {
+          description: "The request's X-Request-Id, or the one the service made for it.",
+          required: true,
+          schema: { type: "string" },
+        },
+      },
+    },
+  };
+}
+
+interface RestRule {
+  verb: string;
+  path: string;
+  body: string;
+}
+
+function restRule(method: DescMethod): RestRule | undefined {
+  if (!hasOption(method, httpRule)) return undefined;
+  const rule = getOption(method, httpRule);
+  const { pattern } = rule;
+  if (pattern.case === undefined || pattern.case === "custom") return undefined;
+  return { verb: pattern.case, path: pattern.value, body: rule.body };
+}
+
+function collectMessages(message: DescMessage, into: Set<string>): void {
+  if (into.has(message.typeName) || message.file.name.startsWith("google/protobuf/")) return;
+  into.add(message.typeName);
+  for (const field of message.fields) {
+    if (field.message) collectMessages(field.message, into);
+  }
+}
+
+type Ref = (message: DescMessage, mode: "input" | "output") => JsonSchema;
+
+function operation(
+  service: DescService,
+  method: DescMethod,
+  rule: RestRule,
+  surface: MethodSurface,
+  ref: Ref,
+): JsonSchema {
+  const parameters: JsonSchema[] = [{ $ref: "#/components/parameters/RequestId" }];
+  for (const header of surface.headers ?? []) {
+    parameters.push({
+      name: header.name,
+      in: "header",
+      required: false,
+      description: header.description,
+      schema: header.schema,
+    });
+  }
+  const pathVariables = [...rule.path.matchAll(/\{([^}=]+)/g)].map((found) => found[1]);
+  for (const field of method.input.fields) {
+    const inPath = pathVariables.includes(field.name);
+    if (!inPath && rule.body !== "") continue; // with a body, the other fields are in it
+    parameters.push({
+      name: field.jsonName,
+      in: inPath ? "path" : "query",
+      required: inPath,
+      ...optionalText("description", comment(field)),
+      schema: fieldSchema(field, "input", ref),
+    });
+  }
+
+  const responses: Record<string, JsonSchema> = {};
+  const output = ref(method.output, "output");
+  for (const success of surface.success) {
+    responses[String(success.status)] = {
+      description: success.description,
+      headers: {
+        "X-Request-Id": { $ref: "#/components/headers/RequestId" },
+        ...success.headers,
+      },
+      content: { "application/json": { schema: output } },
+    };
+  }
+  for (const error of surface.errors) responses[String(error.status)] = errorResponse(error);
+
+  const security: Record<string, string[]>[] = [{ apiKey: [] }, { projectKey: [] }];
+  if (surface.frontendToken) security.push({ frontendToken: [] });
+  return {
+    operationId: method.localName,
+    tags: [service.name],
+    summary: `${method.name} (${service.typeName})`,
+    // A GET's request message describes its query parameters as a whole.
+    ...optionalText(
+      "description",
+      [comment(method), rule.body === "" ? comment(method.input) : ""].filter(Boolean).join("\n\n"),
+    ),
+    security,
+    parameters,
+    ...(rule.body === "*"
+      ? {
+          requestBody: {
+            required: true,
+            content: { "application/json": { schema: ref(method.input, "input") } },
+          },
+        }
+      : {}),
+    responses,
+  };
+}
+
+function errorResponse(error: ErrorCase): JsonSchema {
+  const errorString: JsonSchema = error.exact
+    ? error.messages.length === 1
+      ? { type: "string", const: error.messages[0] }
+      : { type: "string", enum: [...error.messages] }
+    : { type: "string", examples: [...error.messages] };
+  let schema: JsonSchema = error.validation
+    ? { $ref: "#/components/schemas/ValidationError" }
+    : {
+        type: "object",
+        required: ["error"],
+        additionalProperties: false,
+        properties: { error: errorString },
+      };
+  if (error.alternative) {
+    schema = { oneOf: [schema, { $ref: `#/components/schemas/${error.alternative}` }] };
+  }
+  return {
+    description: error.description,
+    headers: { "X-Request-Id": { $ref: "#/components/headers/RequestId" }, ...error.headers },
+    content: {
+      "application/json": {
+        schema,
+        ...(error.validation ? {} : { example: { error: error.messages[0] } }),
+      },
+    },
+  };
+}
+
+function messageSchema(
+  message: DescMessage,
+  mode: "input" | "output",
+  ref: Ref,
+  alwaysPresent: NonNullable<MethodSurface["alwaysPresent"]>,
+): JsonSchema {
+  const properties: Record<string, JsonSchema> = {};
+  const required: string[] = [];
+  for (const field of message.fields) {
+    let schema = fieldSchema(field, mode, ref);
+    const always = alwaysPresent[field.jsonName];
+    if (always === "null") schema = { ...schema, type: [schema.type, "null"] };
+    properties[field.jsonName] = schema;
+    const rules = fieldRules(field);
+    const isRequired =
+      mode === "input"
+        ? rules?.required === true
+        : rules?.required === true ||
+          always !== undefined ||
+          // Implicit presence: proto JSON leaves out empty values, and the service never
+          // answers an empty id, time or token.
+          ((field.fieldKind === "scalar" || field.fieldKind === "enum") &&
+            field.presence === FeatureSet_FieldPresence.IMPLICIT);
+    if (isRequired) required.push(field.jsonName);
+  }
+  const schema: JsonSchema = {
+    type: "object",
+    ...optionalText("description", comment(message)),
+    properties,
+    ...(required.length > 0 ? { required } : {}),
+  };
+  if (mode === "output") {
+    schema.additionalProperties = false;
+  } else if (hasOption(message, messageRulesOption)) {
+    const oneOf = getOption(message, messageRulesOption).requireOneOf.map(
+      (name) => message.fields.find((field) => field.name === name)?.jsonName ?? name,
+    );
+    // One of them present and not empty.
+    schema.anyOf = oneOf.map((name) => ({
+      required: [name],
+      properties: { [name]: { minLength: 1 } },
+    }));
+  }
+  return schema;
+}
+
+function fieldRules(field: DescField): FieldRules | undefined {
+  return hasOption(field, fieldRulesOption) ? getOption(field, fieldRulesOption) : undefined;
+}
+
+function fieldSchema(field: DescField, mode: "input" | "output", ref: Ref): JsonSchema {
+  const rules = mode === "input" ? fieldRules(field) : undefined;
+  const description = comment(field);
+  const extra =
+    (mode === "input" ? FIELD_LIMITS : OUTPUT_FORMATS)[field.parent.typeName]?.[field.jsonName] ??
+    {};
+  const sizeNote =
+    rules && rules.maxJsonBytes > 0 && !description.includes("KB")
+      ? ` At most ${rules.maxJsonBytes} bytes (${rules.maxJsonBytes / 1024} KB) when serialized.`
+      : "";
+  const withText = (schema: JsonSchema): JsonSchema => ({
+    ...(description || sizeNote ? { description: `${description}${sizeNote}`.trim() } : {}),
+    ...schema,
+    ...extra,
+  });
+
+  if (field.fieldKind === "list") {
+    const items =
+      field.listKind === "message"
+        ? messageRef(field.message, mode, ref)
+        : field.listKind === "enum"
+          ? { type: "string", enum: field.enum.values.map((value) => value.name) }
+          : scalarSchema(field.scalar, undefined);
+    return withText({
+      type: "array",
+      items,
+      ...(rules && rules.maxItems > 0 ? { maxItems: rules.maxItems } : {}),
+    });
+  }
+  if (field.fieldKind === "message") return withText(messageRef(field.message, mode, ref));
+  if (field.fieldKind === "enum") {
+    return withText({ type: "string", enum: field.enum.values.map((value) => value.name) });
+  }
+  if (field.fieldKind === "map") return withText({ type: "object" });
+  return withText(scalarSchema(field.scalar, rules));
+}
+
+function messageRef(message: DescMessage, mode: "input" | "output", ref: Ref): JsonSchema {
+  switch (message.typeName) {
+    case "google.protobuf.Struct":
+      return { type: "object" };
+    case "google.protobuf.Value":
+      // Any JSON value, null included: no `type`.
+      return {};
+    default:
+      return ref(message, mode);
+  }
+}
+
+function scalarSchema(scalar: ScalarType, rules: FieldRules | undefined): JsonSchema {
+  switch (scalar) {
+    case ScalarType.BOOL:
+      return { type: "boolean" };
+    case ScalarType.INT32:
+    case ScalarType.SINT32:
+    case ScalarType.SFIXED32:
+      return { type: "integer", format: "int32" };
+    case ScalarType.UINT32:
+    case ScalarType.FIXED32:
+      return { type: "integer", minimum: 0 };
+    case ScalarType.DOUBLE:
+    case ScalarType.FLOAT:
+      return { type: "number" };
+    case ScalarType.STRING: {
+      const schema: JsonSchema = { type: "string" };
+      if (rules && rules.maxLen > 0) schema.maxLength = rules.maxLen;
+      if (rules && rules.in.length > 0) schema.enum = [...rules.in];
+      // The service's own form (zone required; seconds optional), not RFC 3339's.
+      if (rules?.dateTime) schema.pattern = jsonSchemaPattern(DATE_TIME);
+      return schema;
+    }
+    default:
+      // 64-bit integers and bytes are strings in proto JSON.
+      return { type: "string" };
+  }
+}
+
+// JSON Schema patterns have no flags: a case-insensitive regex spells out its letters.
+function jsonSchemaPattern(regex: RegExp): string {
+  if (!regex.flags.includes("i")) return regex.source;
+  return regex.source.replace(
+    /(?<!\\)[A-Za-z]/g,
+    (letter) => `[${letter.toUpperCase()}${letter.toLowerCase()}]`,
+  );
+}
+
+/** `{ [key]: text }`, or nothing for empty text. */
+function optionalText(key: string, text: string): JsonSchema {
+  return text === "" ? {} : { [key]: text };
+}
+
+function comment(desc: DescService | DescMethod | DescMessage | DescField): string {
+  const text = getComments(desc).leading ?? "";
+  return text
+    .split("\n")
+    .map((line) => line.trim())
+    .join("\n")
+    .trim()
+    .replace(/(?<!\n)\n(?!\n)/g, " ");
+}
+
+/** The error bodies of spec section 7. */
+function errorSchemas(): Record<string, JsonSchema> {
+  return {
+    Error: {
+      type: "object",
+      description: "Every error body: an `error` string; some statuses add fields.",
+      required: ["error"],
+      properties: { error: { type: "string" } },
+    },
+    ValidationError: {
+      type: "object",
+      description: "422: every failing field of the event.",
+      required: ["error", "details"],
+      additionalProperties: false,
+      properties: {
+        error: { type: "string", const: "Validation failed" },
+        details: { type: "array", minItems: 1, items: { $ref: "#/components/schemas/FieldIssue" } },
+      },
+    },
+    FieldIssue: {
+      type: "object",
+      required: ["path", "message", "code"],
+      additionalProperties: false,
+      properties: {
+        path: {
+          type: "array",
+          description:
+            "Where the failing value is: keys and array indexes from the body's root; empty when the failure concerns the whole body (neither actionKey nor action).",
+          items: { type: ["string", "integer"] },
+        },
+        message: { type: "string", examples: ["Required", "Invalid datetime"] },
+        code: { type: "string", enum: [...VALIDATION_CODES] },
+      },
+    },
+    QuotaError: {
+      type: "object",
+      description: "403: the plan's monthly event limit is reached (per environment, UTC month).",
+      required: ["error", "current", "limit", "plan"],
+      additionalProperties: false,
+      properties: {
+        error: { type: "string", pattern: `^${QUOTA_MESSAGE_PREFIX}.*Upgrade your plan` },
+        current: { type: "integer", minimum: 0 },
+        limit: { type: "integer", minimum: 0 },
+        plan: { type: "string", enum: PLANS },
+      },
+    },
+  };
+}

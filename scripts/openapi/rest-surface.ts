@@ -1,0 +1,302 @@
+/**
+ * What the REST edge does that the protos cannot say: the statuses of each annotated
+ * method, its response headers, its error bodies (spec section 7) and the limits that the
+ * operations check in code rather than through `(audit.v1.field)` rules. The messages are
+ * the service's own constants, imported, so the document cannot drift from them; the
+ * tests in test/openapi/ check live responses against the document built from this.
+ */
+
+import { TokenMessages } from "../../src/auth/frontend-tokens.js";
+import { Messages } from "../../src/errors.js";
+import { INVALID_CURSOR } from "../../src/events/cursor.js";
+import {
+  DEFAULT_LIMIT,
+  MAX_LIMIT,
+  MAX_QUERY_CHARS,
+  MAX_QUERY_WORDS,
+} from "../../src/events/list-params.js";
+import {
+  DEFAULT_TOKEN_SECONDS,
+  MAX_TENANT_CHARS,
+  MAX_TOKEN_SECONDS,
+} from "../../src/events/token-service.js";
+import { MAX_IDEMPOTENCY_KEY_LENGTH } from "../../src/ingest/ingest-service.js";
+import { MONTHLY_LIMITS } from "../../src/limits/monthly-quota.js";
+import { MAX_NESTING } from "../../src/vocabulary/json-limits.js";
+
+/** A JSON Schema (2020-12) object, as OpenAPI 3.1 embeds it. */
+export type JsonSchema = { [keyword: string]: unknown };
+
+/** One error status of a method. */
+export interface ErrorCase {
+  status: number;
+  description: string;
+  /**
+   * The `error` strings this status carries. `exact`: the only ones (the schema's enum);
+   * otherwise examples (400s name the offending parameter, and grow with the checks).
+   */
+  messages: readonly string[];
+  exact: boolean;
+  /** Another body this status may have instead (403: the quota refusal). */
+  alternative?: "QuotaError";
+  /** The body is the validation error (422). */
+  validation?: boolean;
+  headers?: Readonly<Record<string, ResponseHeader>>;
+}
+
+/** A response header: OpenAPI's header object. */
+export interface ResponseHeader {
+  description: string;
+  required: boolean;
+  schema: JsonSchema;
+}
+
+/** The REST facts of one annotated method. */
+export interface MethodSurface {
+  /** Success statuses with their meaning and headers (all share the response message). */
+  success: readonly {
+    status: number;
+    description: string;
+    headers?: Readonly<Record<string, ResponseHeader>>;
+  }[];
+  /** Who may call: API keys always; frontend tokens only where listed. */
+  frontendToken: boolean;
+  /** Request headers beyond the credentials and X-Request-Id. */
+  headers?: readonly { name: string; description: string; schema: JsonSchema }[];
+  /** Top-level response fields always present, with the value shown when unset. */
+  alwaysPresent?: Readonly<Record<string, "empty-array" | "null">>;
+  errors: readonly ErrorCase[];
+}
+
+/** Limits checked in code, by message and JSON field name (JSON Schema keywords). */
+export const FIELD_LIMITS: Readonly<Record<string, Readonly<Record<string, JsonSchema>>>> = {
+  "audit.v1.Event": { actorType: { default: "user" } },
+  "audit.v1.ListEventsRequest": {
+    actorId: { minLength: 1 },
+    entityType: { minLength: 1 },
+    entityId: { minLength: 1 },
+    action: { minLength: 1 },
+    tenantId: { minLength: 1 },
+    q: { maxLength: MAX_QUERY_CHARS },
+    from: { format: "date-time" },
+    to: { format: "date-time" },
+    limit: { minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT },
+  },
+  "audit.v1.CreateFrontendTokenRequest": {
+    expiresInSeconds: { minimum: 1, maximum: MAX_TOKEN_SECONDS, default: DEFAULT_TOKEN_SECONDS },
+    tenantId: { minLength: 1, maxLength: MAX_TENANT_CHARS },
+  },
+};
+
+/** The codes of the 422 details (src/ingest/validation.ts). */
+export const VALIDATION_CODES = [
+  "invalid_type",
+  "too_big",
+  "invalid_enum_value",
+  "invalid_string",
+  "custom",
+] as const;
+
+/** The plans of the quota refusal's `plan`. */
+export const PLANS = Object.keys(MONTHLY_LIMITS);
+
+/** The `error` prefix of the quota refusal (the rest names the plan and its limit). */
+export const QUOTA_MESSAGE_PREFIX = "Monthly event limit reached: ";
+
+const BODY_400 = [
+  "Content-Type must be application/json",
+  "Content-Type charset must be utf-8",
+  "Content-Encoding is not supported: send the body uncompressed",
+  "Request body is not valid UTF-8",
+  "Request body is not valid JSON",
+  `Request body is nested more than ${MAX_NESTING} levels deep`,
+  "Request body was not fully received",
+];
+
+// Over plain HTTP with NODE_ENV=production (TLS, or X-Forwarded-Proto with TRUST_PROXY).
+const HTTPS_400 = Messages.httpsRequired;
+
+const common = {
+  tooLarge: {
+    status: 413,
+    description: "The body is over 1 MB (the connection is closed after the answer).",
+    messages: [Messages.payloadTooLarge],
+    exact: true,
+  },
+  internal: {
+    status: 500,
+    description: "An unexpected failure; its cause is logged with the request id, never sent.",
+    messages: [Messages.internal],
+    exact: true,
+  },
+  unavailable: {
+    status: 503,
+    description: "The database cannot be reached; the service reconnects by itself.",
+    messages: [Messages.unavailable],
+    exact: true,
+  },
+} satisfies Record<string, ErrorCase>;
+
+const apiKey401: ErrorCase = {
+  status: 401,
+  description: "No API key, a key that does not follow `pk_<env>_<random>`, or an unknown key.",
+  messages: [Messages.missingKey, Messages.invalidKeyFormat, Messages.invalidKey],
+  exact: true,
+};
+
+/** The surface of each annotated method, by `Service.Method`. */
+export const REST_SURFACE: Readonly<Record<string, MethodSurface>> = {
+  "audit.v1.IngestService.CreateEvent": {
+    frontendToken: false,
+    success: [
+      { status: 201, description: "The event was recorded (its transaction committed)." },
+      {
+        status: 200,
+        description:
+          "Idempotent replay: the same Idempotency-Key and the same body (compared canonically) within its lifetime. The original eventId and receivedAt; no new event.",
+        headers: {
+          "Idempotent-Replayed": {
+            description: "Sent on a replay only.",
+            required: true,
+            schema: { type: "string", const: "true" },
+          },
+        },
+      },
+    ],
+    headers: [
+      {
+        name: "Idempotency-Key",
+        description:
+          "Makes the request safe to retry, scoped to the key's project and environment, for 24 hours (IDEMPOTENCY_TTL_SECONDS). Empty counts as absent.",
+        schema: { type: "string", maxLength: MAX_IDEMPOTENCY_KEY_LENGTH },
+      },
+    ],
+    errors: [
+      {
+        status: 400,
+        description: "The request cannot be read, or plain HTTP in production.",
+        messages: [
+          ...BODY_400,
+          `Idempotency-Key must be at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`,
+          HTTPS_400,
+        ],
+        exact: false,
+      },
+      apiKey401,
+      {
+        status: 403,
+        description:
+          "The key is revoked or retired, a frontend token was sent (read-only), or the plan's monthly event limit is reached (the body then has current, limit and plan).",
+        messages: [Messages.revokedKey, Messages.readOnlyToken],
+        exact: true,
+        alternative: "QuotaError",
+      },
+      {
+        status: 409,
+        description:
+          "The Idempotency-Key was used with a different body. Do not retry with the same key and body.",
+        messages: [Messages.idempotencyConflict],
+        exact: true,
+      },
+      common.tooLarge,
+      {
+        status: 422,
+        description: "The event breaks the field rules: every failing field is listed.",
+        messages: [Messages.validationFailed],
+        exact: true,
+        validation: true,
+      },
+      {
+        status: 429,
+        description:
+          "The API key's rate limit (RATE_LIMIT_MAX requests in a rolling RATE_LIMIT_WINDOW_SECONDS window, 100 in 60 s by default) is reached.",
+        messages: [Messages.rateLimited],
+        exact: true,
+        headers: {
+          "Retry-After": {
+            description: "Whole seconds until the oldest counted request leaves the window.",
+            required: true,
+            schema: { type: "string", pattern: "^[1-9][0-9]*$" },
+          },
+        },
+      },
+      common.internal,
+      common.unavailable,
+    ],
+  },
+  "audit.v1.EventService.ListEvents": {
+    frontendToken: true,
+    success: [{ status: 200, description: "One page of events, newest first." }],
+    alwaysPresent: { events: "empty-array", nextCursor: "null" },
+    errors: [
+      {
+        status: 400,
+        description: "A parameter is wrong (the message names it), or plain HTTP in production.",
+        messages: [
+          "actorId must not be empty",
+          `q must be at most ${MAX_QUERY_CHARS} characters`,
+          "q must contain at least one letter or digit",
+          `q must have at most ${MAX_QUERY_WORDS} words`,
+          "from must be an ISO 8601 date-time with a time zone, like 2024-05-01T00:00:00Z, between years 0001 and 9999 in UTC",
+          "from must not be later than to",
+          `limit must be an integer from 1 to ${MAX_LIMIT}`,
+          INVALID_CURSOR,
+          HTTPS_400,
+        ],
+        exact: false,
+      },
+      {
+        status: 401,
+        description:
+          "No credential, a malformed or unknown API key, or a frontend token that is expired or invalid (bad signature, or its key no longer exists).",
+        messages: [
+          Messages.missingKey,
+          Messages.invalidKeyFormat,
+          Messages.invalidKey,
+          TokenMessages.expired,
+          TokenMessages.invalid,
+        ],
+        exact: true,
+      },
+      {
+        status: 403,
+        description: "The API key (or the key that issued the token) is revoked or retired.",
+        messages: [Messages.revokedKey],
+        exact: true,
+      },
+      common.internal,
+      common.unavailable,
+    ],
+  },
+  "audit.v1.TokenService.CreateFrontendToken": {
+    frontendToken: false,
+    success: [{ status: 200, description: "A signed read-only token (JWT) and its expiry." }],
+    errors: [
+      {
+        status: 400,
+        description: "The body cannot be read or a field is wrong, or plain HTTP in production.",
+        messages: [
+          ...BODY_400,
+          "Request body must be a JSON object",
+          `expiresInSeconds must be an integer from 1 to ${MAX_TOKEN_SECONDS}`,
+          `tenantId must be a string of 1 to ${MAX_TENANT_CHARS} characters`,
+          HTTPS_400,
+        ],
+        exact: false,
+      },
+      apiKey401,
+      {
+        status: 403,
+        description: "The key is revoked or retired, or a frontend token was sent.",
+        messages: [
+          Messages.revokedKey,
+          "Frontend tokens are read-only and cannot issue tokens: use an API key",
+        ],
+        exact: true,
+      },
+      common.tooLarge,
+      common.internal,
+      common.unavailable,
+    ],
+  },
+};
