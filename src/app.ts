@@ -29,6 +29,8 @@ import { createListService } from "./events/list-service.js";
 import { createTokenService } from "./events/token-service.js";
 import { createIngestService } from "./ingest/ingest-service.js";
 import { createLimits } from "./limits/limits.js";
+import { createIntegrator } from "./log/integrator.js";
+import { createReadYourWrites } from "./log/read-your-writes.js";
 import { createMetrics, type Metrics } from "./observability/metrics.js";
 import type { Db } from "./store/db.js";
 import { createEventReader } from "./store/event-reads.js";
@@ -103,11 +105,25 @@ export async function createApp(
   // as the queue. On PostgreSQL, batches of up to 32 keep a pipeline: while one batch is
   // written, the next is prepared and the last one answered. One large batch at a time
   // measured 20-25% fewer events/s (bench/), the process and the database idling in turn.
+  // Behind the journal: log indexes, filter indexes and search tokens, in large passes
+  // (docs/write-path.md). On PGlite a pass holds the one connection, so its passes are
+  // smaller: appends wait behind them.
+  const integrator = createIntegrator({
+    db,
+    keyring,
+    logger,
+    ...(db.driver === "pglite" ? { maxEventsPerPass: 1_000 } : {}),
+  });
   const events = createEventStore(
     db,
     db.driver === "pglite"
-      ? { quota: limits.quota, concurrency: 1 }
-      : { quota: limits.quota, concurrency: 4, maxBatch: 32 },
+      ? { quota: limits.quota, concurrency: 1, onAppended: () => integrator.nudge() }
+      : {
+          quota: limits.quota,
+          concurrency: 4,
+          maxBatch: 32,
+          onAppended: () => integrator.nudge(),
+        },
   );
   const ingest = createIngestService({
     authenticator,
@@ -125,6 +141,7 @@ export async function createApp(
         authenticator,
         keyring,
         reader: createEventReader(db),
+        readYourWrites: createReadYourWrites({ db, nudge: () => integrator.nudge(true) }),
         // Derived from the master key: every instance shares it, and it never leaves.
         cursors: createCursorCodec(secrets.masterKey),
       }),
@@ -155,6 +172,7 @@ export async function createApp(
   void sweep();
   const sweeper = setInterval(sweep, 60_000);
   sweeper.unref();
+  integrator.start();
 
   return {
     config,
@@ -187,6 +205,7 @@ export async function createApp(
     async close() {
       clearInterval(sweeper);
       await events.drain();
+      await integrator.stop();
       await limits.close();
       await db.close();
     },

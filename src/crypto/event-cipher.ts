@@ -2,13 +2,28 @@
  * Sealing events for storage and opening them again. Every field of an event but its
  * ids and timestamps becomes ciphertext: the fields in one `payload`, the `context`
  * apart (it lives in its own table). Associated data binds each ciphertext to its
- * project, environment, event and column. Filters and search use blind indexes.
+ * project, environment, event and column.
+ *
+ * The payload also holds the event's salt: 32 random bytes drawn when it is
+ * acknowledged, which the verifiable log's leaf hashes together with the event, so that
+ * a leaf hash never lets anyone test a guess of a low-entropy event. Being inside the
+ * ciphertext, the salt goes wherever the event's content goes (erasure destroys both).
+ * Events stored before salts existed have a salt derived from their data key and
+ * address instead (`legacySalt`): as unguessable without the key, and stable.
+ *
+ * Filters and search use blind indexes (`indexesOf`), computed by the integrator from
+ * the opened payload behind the acknowledgement (log/derive.ts), never on the request.
  */
+import { createHmac } from "node:crypto";
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { ChangeInput } from "../vocabulary/event-input.js";
 import { open, seal } from "./aead.js";
 import { blindIndex, blindIndexesOf, searchTokenIds, searchTokens } from "./blind-index.js";
 import type { ProjectKeys } from "./keyring.js";
+import { randomBytesFromPool } from "./random-pool.js";
+
+/** Bytes of an event's salt. */
+export const SALT_BYTES = 32;
 
 /** The fields of an event kept in its encrypted payload (strings already encoded). */
 export interface EventPayload {
@@ -46,11 +61,16 @@ export interface EventAddress {
   eventId: string;
 }
 
-/** An event ready to be written. */
+/** An event ready to be appended to its log's journal. */
 export interface SealedEvent {
   keyVersion: number;
+  /** The fields and the salt, encrypted. */
   payload: Buffer;
   context: Buffer | undefined;
+}
+
+/** An event's blind indexes: what its filters and search match. */
+export interface EventIndexes {
   actorIdx: Buffer;
   entityTypeIdx: Buffer;
   entityIdIdx: Buffer;
@@ -79,15 +99,33 @@ export function searchTokenId(keys: ProjectKeys, token: string): bigint {
   return id;
 }
 
-/** Encrypts an event for storage. */
+/** Encrypts an event for its journal, with a new random salt. */
 export async function sealEvent(
   keys: ProjectKeys,
   at: EventAddress,
   payload: EventPayload,
   context: JsonObject | undefined,
-  indexed: IndexedValues,
 ): Promise<SealedEvent> {
   const dataKey = await keys.dataKey(keys.currentVersion);
+  const salt = randomBytesFromPool(SALT_BYTES).toString("base64");
+  const plaintext = JSON.stringify({ ...payload, salt } satisfies SaltedPayload);
+  return {
+    keyVersion: keys.currentVersion,
+    payload: seal(dataKey, Buffer.from(plaintext, "utf8"), aad(at, "payload")),
+    context:
+      context === undefined
+        ? undefined
+        : seal(dataKey, Buffer.from(JSON.stringify(context), "utf8"), aad(at, "context")),
+  };
+}
+
+/** The payload's plaintext: the fields and, since the journal, the salt (base64). */
+interface SaltedPayload extends EventPayload {
+  salt?: string;
+}
+
+/** The blind indexes of an event's values (as the caller sent them, before encoding). */
+export function indexesOf(keys: ProjectKeys, indexed: IndexedValues): EventIndexes {
   const texts = indexed.searchable.map((text) => text.slice(0, SEARCH_TEXT_LIMIT));
   const filters: [string, string][] = [
     ["actorId", indexed.actorId],
@@ -107,12 +145,6 @@ export async function sealEvent(
   const tenantIdx = indexed.tenantId === undefined ? undefined : rest.shift();
   const legacyActionIdx = indexed.legacyAction === undefined ? undefined : rest.shift();
   return {
-    keyVersion: keys.currentVersion,
-    payload: seal(dataKey, Buffer.from(JSON.stringify(payload), "utf8"), aad(at, "payload")),
-    context:
-      context === undefined
-        ? undefined
-        : seal(dataKey, Buffer.from(JSON.stringify(context), "utf8"), aad(at, "context")),
     actorIdx,
     entityTypeIdx,
     entityIdIdx,
@@ -123,6 +155,29 @@ export async function sealEvent(
   };
 }
 
+/** An opened payload: the event's fields and its salt. */
+export interface OpenedPayload {
+  payload: EventPayload;
+  salt: Buffer;
+}
+
+/** Decrypts an event's payload (fields and salt). */
+export async function openPayload(
+  keys: ProjectKeys,
+  at: EventAddress,
+  keyVersion: number,
+  payload: Uint8Array,
+): Promise<OpenedPayload> {
+  const dataKey = await keys.dataKey(keyVersion);
+  const { salt, ...fields } = JSON.parse(
+    open(dataKey, payload, aad(at, "payload")).toString("utf8"),
+  ) as SaltedPayload;
+  return {
+    payload: fields,
+    salt: salt === undefined ? legacySalt(dataKey, at) : Buffer.from(salt, "base64"),
+  };
+}
+
 /** Decrypts an event's payload and context. */
 export async function openEvent(
   keys: ProjectKeys,
@@ -130,14 +185,25 @@ export async function openEvent(
   keyVersion: number,
   payload: Uint8Array,
   context: Uint8Array | null,
-): Promise<{ payload: EventPayload; context: JsonObject | undefined }> {
+): Promise<OpenedPayload & { context: JsonObject | undefined }> {
+  const opened = await openPayload(keys, at, keyVersion, payload);
   const dataKey = await keys.dataKey(keyVersion);
-  const opened = JSON.parse(open(dataKey, payload, aad(at, "payload")).toString("utf8"));
   return {
-    payload: opened as EventPayload,
+    ...opened,
     context:
       context === null
         ? undefined
         : (JSON.parse(open(dataKey, context, aad(at, "context")).toString("utf8")) as JsonObject),
   };
+}
+
+/**
+ * The salt of an event sealed before salts were drawn: HMAC-SHA256 under its data key
+ * of its payload's address. Nobody without the key can compute it, and it is the same
+ * at every read.
+ */
+function legacySalt(dataKey: Buffer, at: EventAddress): Buffer {
+  return createHmac("sha256", dataKey)
+    .update(`salt:${aad(at, "payload")}`)
+    .digest();
 }

@@ -5,7 +5,7 @@
  * keys makes its events unreadable (crypto-shredding).
  */
 import { randomBytes } from "node:crypto";
-import type { Db } from "../store/db.js";
+import type { Db, Queryable } from "../store/db.js";
 import { open, seal } from "./aead.js";
 
 /** The keys of one project as the request path needs them. */
@@ -24,8 +24,12 @@ export interface Keyring {
   newProjectKeys(projectId: string): { wrappedIndexKey: Buffer; wrappedDataKey: Buffer };
   /** Adds a data key version and makes it current; returns the new version. */
   rotate(projectId: string): Promise<number>;
-  /** The project's keys, from the cache when they are there. */
-  forProject(projectId: string): Promise<ProjectKeys>;
+  /**
+   * The project's keys, from the cache when they are there. Keys not cached are read
+   * through `via` when given: a transaction in progress (on PGlite, whose one connection
+   * that transaction holds, a read outside it would wait for it forever).
+   */
+  forProject(projectId: string, via?: Queryable): Promise<ProjectKeys>;
 }
 
 interface CachedProject {
@@ -67,8 +71,8 @@ export function createKeyring(options: KeyringOptions): Keyring {
     }
   };
 
-  const load = async (projectId: string): Promise<CachedProject> => {
-    const [project] = await db.query<{ wrapped_index_key: Uint8Array; version: number }>(
+  const load = async (projectId: string, q: Queryable): Promise<CachedProject> => {
+    const [project] = await q.query<{ wrapped_index_key: Uint8Array; version: number }>(
       `select p.wrapped_index_key, k.version from projects p
          join project_keys k on k.project_id = p.id
         where p.id = $1 order by k.version desc limit 1`,
@@ -82,15 +86,19 @@ export function createKeyring(options: KeyringOptions): Keyring {
       dataKeys: cache.get(projectId)?.dataKeys ?? new Map(),
       loadedAt: now(),
     };
-    await loadDataKey(entry, project.version);
+    await loadDataKey(entry, project.version, q);
     remember(entry);
     return entry;
   };
 
-  const loadDataKey = async (entry: CachedProject, version: number): Promise<Buffer> => {
+  const loadDataKey = async (
+    entry: CachedProject,
+    version: number,
+    q: Queryable,
+  ): Promise<Buffer> => {
     const known = entry.dataKeys.get(version);
     if (known) return known;
-    const [row] = await db.query<{ wrapped_key: Uint8Array }>(
+    const [row] = await q.query<{ wrapped_key: Uint8Array }>(
       "select wrapped_key from project_keys where project_id = $1 and version = $2",
       [entry.projectId, version],
     );
@@ -100,11 +108,11 @@ export function createKeyring(options: KeyringOptions): Keyring {
     return key;
   };
 
-  const view = (entry: CachedProject): ProjectKeys => ({
+  const view = (entry: CachedProject, q: Queryable): ProjectKeys => ({
     projectId: entry.projectId,
     currentVersion: entry.currentVersion,
     indexKey: entry.indexKey,
-    dataKey: (version) => loadDataKey(entry, version),
+    dataKey: (version) => loadDataKey(entry, version, q),
   });
 
   return {
@@ -132,10 +140,10 @@ export function createKeyring(options: KeyringOptions): Keyring {
       cache.delete(projectId);
       return version;
     },
-    async forProject(projectId) {
+    async forProject(projectId, via = db) {
       const cached = cache.get(projectId);
-      if (cached && now() - cached.loadedAt < ttl) return view(cached);
-      return view(await load(projectId));
+      if (cached && now() - cached.loadedAt < ttl) return view(cached, via);
+      return view(await load(projectId, via), via);
     },
   };
 }

@@ -7,7 +7,9 @@
  * search are blind indexes computed here from the raw parameter values (as ingestion
  * computed them from the raw values it was sent) and matched by the database; only the
  * events of the page are decrypted. Events come newest `occurredAt` first, ties by
- * `eventId` descending, and a page's cursor resumes exactly after its last event.
+ * `eventId` descending, and a page's cursor resumes exactly after its last event. Every
+ * event acknowledged before the request began is listed (read-your-writes: the list
+ * waits, bounded, for the integrator, log/read-your-writes.ts).
  */
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { Authenticator } from "../auth/authenticator.js";
@@ -20,6 +22,7 @@ import {
   searchTokenId,
 } from "../crypto/event-cipher.js";
 import type { Keyring } from "../crypto/keyring.js";
+import type { ReadYourWrites } from "../log/read-your-writes.js";
 import type { EventPageQuery, EventReader } from "../store/event-reads.js";
 import type { CursorCodec } from "./cursor.js";
 import { parseListParams } from "./list-params.js";
@@ -47,6 +50,10 @@ export interface ListedEvent {
   eventId: string;
   occurredAt: Date;
   receivedAt: Date;
+  /** Position in its log (project and environment), gapless from 0. */
+  logIndex: bigint;
+  /** The random salt the verifiable log hashes with the event. */
+  salt: Buffer;
   payload: EventPayload;
   context: JsonObject | undefined;
 }
@@ -64,6 +71,8 @@ export interface ListDeps {
   keyring: Keyring;
   reader: EventReader;
   cursors: CursorCodec;
+  /** Waits for the integrator to list what was acknowledged before the request. */
+  readYourWrites: ReadYourWrites;
 }
 
 /** The List Events operation. */
@@ -110,6 +119,7 @@ export function createListService(deps: ListDeps): ListService {
       if (params.from) query.from = params.from;
       if (params.to) query.to = params.to;
       if (after) query.after = after;
+      await deps.readYourWrites.awaitIntegrated(scope.projectId, scope.environment);
       const { rows: page, more } = await deps.reader.page(query);
       const events = await Promise.all(
         page.map(async (row): Promise<ListedEvent> => {
@@ -119,6 +129,8 @@ export function createListService(deps: ListDeps): ListService {
             eventId: row.eventId,
             occurredAt: row.occurredAt,
             receivedAt: row.receivedAt,
+            logIndex: row.logIndex,
+            salt: opened.salt,
             payload: opened.payload,
             context: opened.context,
           };

@@ -58,3 +58,21 @@ export function encodeJson(value: JsonValue): JsonValue {
   }
   return value;
 }
+
+const ENTITY = /&(amp|lt|gt|quot|#x27);/g;
+const DECODED: Readonly<Record<string, string>> = {
+  amp: "&",
+  lt: "<",
+  gt: ">",
+  quot: '"',
+  "#x27": "'",
+};
+
+/**
+ * The text `encodeHtml` was given. Exact: encoding turns every `&` into `&amp;`, so each
+ * `&` of an encoded text starts one of the five entities, read left to right in one pass.
+ */
+export function decodeHtml(text: string): string {
+  if (!text.includes("&")) return text;
+  return text.replace(ENTITY, (_, name: string) => DECODED[name] ?? "");
+}

@@ -1,7 +1,7 @@
 /**
  * CreateEvent, the same pipeline for every protocol (DESIGN section 4): credentials,
- * rate limit, body, validation, idempotency, quota, then one transaction. An event is
- * acknowledged only after its transaction commits. The transports do what precedes
+ * rate limit, body, validation, idempotency, quota, then one append to the event's log
+ * (the journal). An event is acknowledged only after that append commits. The transports do what precedes
  * (HTTPS check, 413) and render the result.
  */
 import { hash } from "node:crypto";
@@ -78,20 +78,9 @@ export function createIngestService(deps: IngestDeps): IngestService {
       const eventId = uuidv7(receivedAt.getTime());
       const keys = await deps.keyring.forProject(principal.projectId);
       const at = { projectId: principal.projectId, environment: principal.environment, eventId };
-      const sealed = await sealEvent(keys, at, toPayload(input), encodeContext(input), {
-        actorId: input.actorId,
-        entityType: input.entityType,
-        entityId: input.entityId,
-        action: input.actionKey ?? input.action ?? "",
-        legacyAction:
-          input.actionKey !== undefined &&
-          input.action !== undefined &&
-          input.action !== input.actionKey
-            ? input.action
-            : undefined,
-        tenantId: input.tenantId,
-        searchable: searchableTexts(input),
-      });
+      // Sealed with its salt; its blind indexes are derived behind the journal
+      // (log/derive.ts), from these same fields.
+      const sealed = await sealEvent(keys, at, toPayload(input), encodeContext(input));
 
       const result = await deps.events.createEvent({
         ...at,
@@ -144,20 +133,4 @@ function toPayload(input: EventInput): EventPayload {
     }));
   }
   return payload;
-}
-
-/** The texts that `q` searches (spec of the list operation). */
-function searchableTexts(input: EventInput): string[] {
-  const texts = [
-    input.actorId,
-    input.actorDisplay,
-    input.entityType,
-    input.entityId,
-    input.actionKey,
-    input.action,
-    input.actionDescription,
-    input.tenantId,
-    input.source,
-  ];
-  return texts.filter((text): text is string => text !== undefined);
 }

@@ -4,6 +4,12 @@
  * order of the timeline index: `occurred_at desc, id desc`. Only the rows of the page
  * are returned (with their context), so only they are ever decrypted.
  *
+ * Pages are read from `event_index`, what the integrator derived (docs/write-path.md),
+ * joined to the journal for each event's ciphertext by the journal's key: events not yet
+ * integrated are not seen here (the caller first waits for the integrator to pass what
+ * the journal held when its request began, log/read-your-writes.ts), and the journal is
+ * never scanned.
+ *
  * A page is bounded twice: by its number of events and by the bytes of their ciphertext.
  * Events may be up to 1 MB as sent and several times that once their strings are
  * HTML-encoded (`'` becomes `&#x27;`), so 200 of them would make a response of hundreds
@@ -56,6 +62,8 @@ export interface StoredEventRow {
   occurredAt: Date;
   occurredMicros: bigint;
   receivedAt: Date;
+  /** The event's position in its log, from 0. */
+  logIndex: bigint;
   keyVersion: number;
   payload: Uint8Array;
   context: Uint8Array | null;
@@ -73,6 +81,7 @@ export interface EventReader {
 interface Row {
   id: string;
   occurred_us: string;
+  log_index: string;
   received_at: Date;
   key_version: number;
   /** Null for a row that matched but does not fit in the page's bytes. */
@@ -117,26 +126,30 @@ export function createEventReader(db: Db): EventReader {
       // decompressing or fetching it, and rows that do not fit come back without their
       // ciphertext.
       const rows = await db.query<Row>(
-        `select id, occurred_us, received_at, key_version,
+        `select id, occurred_us, log_index, received_at, key_version,
                 case when fits then payload end as payload,
                 case when fits then context end as context
            from (select s.*,
                         row_number() over w = 1 or sum(size) over w <= ${maxBytes}::int8
                           as fits
-                   from (select e.id, e.occurred_at, e.occurred_us, e.received_at,
-                                e.key_version, e.payload, c.ciphertext as context,
+                   from (select i.id, i.occurred_at, i.occurred_us, i.log_index,
+                                e.received_at, e.key_version, e.payload,
+                                c.ciphertext as context,
                                 octet_length(e.payload)::int8
                                   + coalesce(octet_length(c.ciphertext), 0) as size
-                           from (select id, occurred_at, received_at, key_version, payload,
+                           from (select id, xid, occurred_at, log_index::text as log_index,
                                         (extract(epoch from occurred_at) * 1000000)::int8::text
                                           as occurred_us
-                                   from events
+                                   from event_index
                                   where ${where.join(" and ")}
                                   order by occurred_at desc, id desc
-                                  limit ${limit}) e
+                                  limit ${limit}) i
+                           join events e
+                             on e.project_id = $1 and e.environment = $2
+                            and e.xid = i.xid and e.id = i.id
                            left join event_contexts c
                              on c.project_id = $1 and c.environment = $2
-                            and c.event_id = e.id) s
+                            and c.event_id = i.id) s
                  window w as (order by occurred_at desc, id desc)) p
           order by occurred_at desc, id desc`,
         params,
@@ -151,6 +164,7 @@ export function createEventReader(db: Db): EventReader {
           occurredAt: new Date(Number(floorMillis(BigInt(row.occurred_us)).millis)),
           occurredMicros: BigInt(row.occurred_us),
           receivedAt: row.received_at,
+          logIndex: BigInt(row.log_index),
           keyVersion: row.key_version,
           payload: row.payload,
           context: row.context,

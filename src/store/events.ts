@@ -3,11 +3,13 @@
  * are gathered on the next turn of the event loop and written together by one SQL
  * statement (one round trip, its own transaction): it answers replays of held
  * Idempotency-Keys, counts the other events against the monthly quota, claims the keys
- * of those admitted, and inserts them with their contexts. Each caller's promise settles
- * only after that statement has committed, so an event is acknowledged only once it is
- * durable, and a failed write fails every event in it (none is acknowledged), except that
- * a value the database refuses fails only its own event (each is then written alone).
- * Rows hold ciphertext and blind indexes only.
+ * of those admitted, and appends them to their logs' journal with their contexts. Each
+ * caller's promise settles only after that statement has committed, so an event is
+ * acknowledged only once it is durable, and a failed write fails every event in it (none
+ * is acknowledged), except that a value the database refuses fails only its own event
+ * (each is then written alone). Rows hold ids, timestamps and ciphertext only: nothing
+ * derivable (index, search token, log position) is written here; the integrator
+ * (log/integrator.ts) derives it behind the journal (docs/write-path.md).
  *
  * Invariants kept across batches and instances:
  * - one Idempotency-Key (per project and environment) yields one event: the claim is an
@@ -84,6 +86,8 @@ export interface EventStoreOptions {
   maxBatch?: number;
   /** Most transactions at once (keep below the pool size: reads need connections too). */
   concurrency?: number;
+  /** Called after a batch that appended events has committed (wakes the integrator). */
+  onAppended?: () => void;
 }
 
 interface Pending {
@@ -136,6 +140,7 @@ export function createEventStore(db: Db, options: EventStoreOptions): EventStore
       for (const key of keys) keysInFlight.add(key);
       running++;
       void writeBatch(db, batch, options.quota).finally(() => {
+        options.onAppended?.();
         for (const key of keys) keysInFlight.delete(key);
         running--;
         schedule();
@@ -265,15 +270,13 @@ function unsettled(): ServiceError {
 // claim steps: PostgreSQL sets up and runs fewer steps per statement (about 7% less
 // of its CPU per event in batches of 16, bench/store-write.ts).
 
-// Parameters $1-$18 are those of every batch; $19-$21 (the claims) only of keyed ones.
+// Parameters $1-$11 are those of every batch; $12-$14 (the claims) only of keyed ones.
 const EVENT_COLUMNS = `
   $1::uuid[], $2::text[], $3::uuid[], $4::timestamptz[], $5::timestamptz[], $6::int[],
-  $7::bytea[], $8::bytea[], $9::bytea[], $10::bytea[], $11::bytea[], $12::bytea[],
-  $13::text[], $14::bytea[], $15::date[], $18::bytea[]`;
+  $7::bytea[], $8::bytea[], $9::date[]`;
 const EVENT_NAMES = `
-  project_id, environment, id, occurred_at, received_at, key_version, payload, actor_idx,
-  entity_type_idx, entity_id_idx, action_idx, tenant_idx, search_tokens, context, month,
-  legacy_action_idx`;
+  project_id, environment, id, occurred_at, received_at, key_version, payload, context,
+  month`;
 
 // From `fresh` (the events to count, with their rank): counts them against the quota and
 // keeps as `admitted` those that fit.
@@ -281,7 +284,7 @@ const COUNT_STEPS = `
 plan_limits as (
   select p.id as project_id, p.plan, l.lim
     from projects p
-    join unnest($16::text[], $17::int[]) as l(plan, lim) on l.plan = p.plan
+    join unnest($10::text[], $11::int[]) as l(plan, lim) on l.plan = p.plan
    where p.id in (select project_id from fresh)
 ),
 counted as (
@@ -306,15 +309,13 @@ admitted as (
    where f.rank <= c.last_added
 ),`;
 
-// Inserts the events of `written` and their contexts.
+// Appends the events of `written` to their logs' journal (each row stamped with this
+// transaction's id by its default), and their contexts.
 const INSERT_STEPS = `
 inserted as (
   insert into events (project_id, environment, id, occurred_at, received_at, key_version,
-                      payload, actor_idx, entity_type_idx, entity_id_idx, action_idx,
-                      tenant_idx, legacy_action_idx, search_tokens)
-  select project_id, environment, id, occurred_at, received_at, key_version, payload,
-         actor_idx, entity_type_idx, entity_id_idx, action_idx, tenant_idx, legacy_action_idx,
-         search_tokens::int8[]
+                      payload)
+  select project_id, environment, id, occurred_at, received_at, key_version, payload
     from written
 ),
 contexts as (
@@ -328,7 +329,7 @@ const RANK = `row_number() over (partition by b.project_id, b.environment, b.mon
 
 const WRITE_EVENTS = `
 with batch as (
-  select * from unnest(${EVENT_COLUMNS}, $19::bytea[], $20::bytea[], $21::timestamptz[])
+  select * from unnest(${EVENT_COLUMNS}, $12::bytea[], $13::bytea[], $14::timestamptz[])
     with ordinality as b(${EVENT_NAMES}, key_hash, body_hash, expires_at, ord)
 ),
 held as (
@@ -425,19 +426,10 @@ async function writeEvents(
     events.map((e) => e.receivedAt),
     events.map((e) => e.sealed.keyVersion),
     events.map((e) => e.sealed.payload),
-    events.map((e) => e.sealed.actorIdx),
-    events.map((e) => e.sealed.entityTypeIdx),
-    events.map((e) => e.sealed.entityIdIdx),
-    events.map((e) => e.sealed.actionIdx),
-    events.map((e) => e.sealed.tenantIdx ?? null),
-    // Each event's token ids as an int8[] literal: arrays of arrays cannot be unnested
-    // row by row, so each row casts its own.
-    events.map((e) => `{${e.sealed.searchTokens.join(",")}}`),
     events.map((e) => e.sealed.context ?? null),
     months,
     plans,
     plans.map((plan) => quota.limits[plan] ?? 0),
-    events.map((e) => e.sealed.legacyActionIdx ?? null),
   ];
   const keyed = events.some((e) => e.idempotency !== undefined);
   const rows = keyed

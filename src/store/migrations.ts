@@ -4,7 +4,9 @@
  * the next number.
  *
  * No event field is stored in plaintext: the event tables hold ids, timestamps,
- * ciphertext and blind indexes (keyed values, crypto/blind-index.ts) only.
+ * ciphertext and blind indexes (keyed values, crypto/blind-index.ts) only. Since
+ * version 7 `events` is the journal and `event_index` what is derived from it
+ * (docs/write-path.md).
  */
 import type { Db } from "./db.js";
 
@@ -182,6 +184,120 @@ export const migrations: readonly Migration[] = [
         with (gin_pending_list_limit = 512);
     `,
   },
+  {
+    // The journal (docs/write-path.md). `events` becomes each log's journal: one row per
+    // acknowledged event, written once by the acknowledgement (ids, timestamps, the sealed
+    // payload with its salt) and stamped with the id of the transaction that wrote it.
+    // Everything derivable moves to `event_index`, written behind the journal by the
+    // integrator, which gives each event its gapless `log_index`. `event_logs` holds
+    // each log's integrated position: every journal row at or before (integrated_xid,
+    // integrated_id) has its index row, and `size` of them exist.
+    // Existing events are integrated here, numbered in receivedAt order (ties by id).
+    version: 7,
+    name: "journal, event index and logs",
+    sql: `
+      create table event_logs (
+        -- Key of the log's advisory lock: one integrator at a time.
+        lock_id int generated always as identity unique,
+        project_id uuid not null references projects (id) on delete cascade,
+        environment text not null check (environment in ('test', 'live')),
+        size bigint not null default 0,
+        integrated_xid xid8 not null default '0',
+        integrated_id uuid not null default '00000000-0000-0000-0000-000000000000',
+        integrated_at timestamptz,
+        primary key (project_id, environment)
+      );
+      -- A project's two logs are made with it, never on the acknowledgement path (an
+      -- upsert there would serialise the appends of a log).
+      create function create_event_logs() returns trigger language plpgsql as $$
+      begin
+        insert into event_logs (project_id, environment)
+        values (new.id, 'test'), (new.id, 'live');
+        return new;
+      end
+      $$;
+      create trigger projects_event_logs after insert on projects
+        for each row execute function create_event_logs();
+      insert into event_logs (project_id, environment)
+        select p.id, e.environment
+          from projects p cross join (values ('test'), ('live')) as e(environment)
+         order by p.created_at, p.id, e.environment;
+
+      alter table events add column xid xid8 not null default pg_current_xact_id();
+
+      create table event_index (
+        project_id uuid not null,
+        environment text not null,
+        log_index bigint not null,
+        id uuid not null,
+        -- With (project_id, environment, id): the journal row's key.
+        xid xid8 not null,
+        occurred_at timestamptz not null,
+        actor_idx bytea not null,
+        entity_type_idx bytea not null,
+        entity_id_idx bytea not null,
+        action_idx bytea not null,
+        legacy_action_idx bytea,
+        tenant_idx bytea,
+        search_tokens bigint[] not null,
+        primary key (project_id, environment, log_index)
+      );
+      insert into event_index (project_id, environment, log_index, id, xid, occurred_at,
+                               actor_idx, entity_type_idx, entity_id_idx, action_idx,
+                               legacy_action_idx, tenant_idx, search_tokens)
+        select project_id, environment,
+               row_number() over (partition by project_id, environment
+                                  order by received_at, id) - 1,
+               id, xid, occurred_at, actor_idx, entity_type_idx, entity_id_idx, action_idx,
+               legacy_action_idx, tenant_idx, search_tokens
+          from events;
+      update event_logs l set size = c.n
+        from (select project_id, environment, count(*) as n
+                from events group by project_id, environment) as c
+       where c.project_id = l.project_id and c.environment = l.environment;
+      -- Everything this transaction wrote is integrated.
+      update event_logs
+         set integrated_xid = pg_current_xact_id(),
+             integrated_id = 'ffffffff-ffff-ffff-ffff-ffffffffffff',
+             integrated_at = now();
+
+      create index event_index_timeline on event_index
+        (project_id, environment, occurred_at desc, id desc);
+      create index event_index_by_actor on event_index
+        (project_id, environment, actor_idx, occurred_at desc, id desc);
+      create index event_index_by_entity_id on event_index
+        (project_id, environment, entity_id_idx, occurred_at desc, id desc);
+      create index event_index_by_entity_type on event_index
+        (project_id, environment, entity_type_idx, occurred_at desc, id desc);
+      create index event_index_by_action on event_index
+        (project_id, environment, action_idx, occurred_at desc, id desc);
+      create index event_index_by_legacy_action on event_index
+        (project_id, environment, legacy_action_idx, occurred_at desc, id desc)
+        where legacy_action_idx is not null;
+      create index event_index_by_tenant on event_index
+        (project_id, environment, tenant_idx, occurred_at desc, id desc)
+        where tenant_idx is not null;
+      -- The integrator writes thousands of rows a transaction, so the default pending list
+      -- (4 MB) is merged by it, behind the journal, not by a request.
+      create index event_index_search on event_index using gin (search_tokens);
+
+      drop index events_timeline;
+      drop index events_page_by_actor;
+      drop index events_page_by_entity_id;
+      drop index events_page_by_entity_type;
+      drop index events_page_by_action;
+      drop index events_page_by_legacy_action;
+      drop index events_page_by_tenant;
+      drop index events_search_tokens;
+      alter table events drop column actor_idx, drop column entity_type_idx,
+        drop column entity_id_idx, drop column action_idx, drop column legacy_action_idx,
+        drop column tenant_idx, drop column search_tokens;
+      -- One index on the journal: the integrator reads a log in (xid, id) order, a reader
+      -- finds a log's head at its end, and an index row finds its event by the whole key.
+      alter table events drop constraint events_pkey;
+      alter table events add primary key (project_id, environment, xid, id);
+    `,
+  },
 ];
 
 // An arbitrary constant: instances starting together migrate one at a time.
@@ -216,10 +332,23 @@ export async function migrate(db: Db, list: readonly Migration[] = migrations): 
   });
 }
 
-// Prepared statements take one command each; our migrations hold no literal semicolons.
+// Prepared statements take one command each. Our migrations hold no literal semicolons
+// outside function bodies, which are dollar-quoted (`$$ ... $$`) and kept whole.
 function splitStatements(sql: string): string[] {
-  return sql
-    .split(";")
-    .map((statement) => statement.trim())
-    .filter((statement) => statement.length > 0);
+  const statements: string[] = [];
+  let current = "";
+  for (const [i, part] of sql.split("$$").entries()) {
+    if (i % 2 === 1) {
+      current += `$$${part}$$`;
+      continue;
+    }
+    const pieces = part.split(";");
+    current += pieces.shift() ?? "";
+    for (const piece of pieces) {
+      statements.push(current);
+      current = piece;
+    }
+  }
+  statements.push(current);
+  return statements.map((statement) => statement.trim()).filter((s) => s.length > 0);
 }

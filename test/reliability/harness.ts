@@ -357,20 +357,19 @@ export async function listAllEvents(
   return events;
 }
 
-/** The stored rows of a project: ids, and how many distinct entities they hold. */
+/**
+ * The journal rows of a project (events appended, integrated or not): their ids and how
+ * many. The journal holds ciphertext only: what each event is shows in the listing.
+ */
 export async function storedRows(
   storage: Storage,
   projectId: string,
-): Promise<{ ids: Set<string>; rows: number; distinctEntities: number }> {
-  const rows = await storage.query<{ id: string; entity: string }>(
-    "select id::text as id, encode(entity_id_idx, 'hex') as entity from events where project_id = $1",
+): Promise<{ ids: Set<string>; rows: number }> {
+  const rows = await storage.query<{ id: string }>(
+    "select id::text as id from events where project_id = $1",
     [projectId],
   );
-  return {
-    ids: new Set(rows.map((row) => row.id)),
-    rows: rows.length,
-    distinctEntities: new Set(rows.map((row) => row.entity)).size,
-  };
+  return { ids: new Set(rows.map((row) => row.id)), rows: rows.length };
 }
 
 export { Relay } from "../support/relay.js";

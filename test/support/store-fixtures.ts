@@ -1,6 +1,6 @@
 /**
  * What the store's own tests share (no HTTP, no encryption): events with random
- * ciphertext and blind indexes of the right shapes and an optional Idempotency-Key claim
+ * ciphertext and an optional Idempotency-Key claim
  * valid for 24 h, and a database that records the statements it runs.
  */
 import { randomBytes, randomUUID } from "node:crypto";
@@ -29,13 +29,6 @@ export function newStoredEvent(projectId: string, options: NewEventOptions = {})
       keyVersion: 1,
       payload: randomBytes(64),
       context: randomBytes(32),
-      actorIdx: randomBytes(16),
-      entityTypeIdx: randomBytes(16),
-      entityIdIdx: randomBytes(16),
-      actionIdx: randomBytes(16),
-      tenantIdx: undefined,
-      legacyActionIdx: undefined,
-      searchTokens: [1n, -2n],
     },
     idempotency: keyHash
       ? { keyHash, bodyHash, expiresAt: new Date(receivedAt.getTime() + 86_400_000) }

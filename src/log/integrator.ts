@@ -1,0 +1,299 @@
+/**
+ * The integrator: behind the journal, it gives each acknowledged event its log index
+ * and derives what filters and search read (docs/write-path.md). One loop per instance;
+ * every instance runs one, and each log is worked by one pass at a time across them
+ * (the SQL and its invariants: store/log-integration.ts).
+ *
+ * A pass, in one transaction: read the horizon; pick logs with journal rows below it
+ * past their position; take their advisory locks (logs another pass holds are left to
+ * it); read up to `maxEventsPerPass` rows, in (xid, id) order per log; open each payload
+ * and derive its blind indexes; number the rows from the log's size; write the index
+ * rows in one statement; run the stages (the verifiable log's leaves, in log-index
+ * order); move each log's position. A crash anywhere rolls all of it back.
+ *
+ * Pacing: work appended here (`nudge`) is picked up after at most `minIntervalMs`, so
+ * that a pass integrates what many acknowledgement batches appended (the index and
+ * search writes cost far less per event in large statements); a waiting reader
+ * (`nudge(true)`) starts the next pass at once. With nothing to do the loop still looks
+ * every `idleIntervalMs`, for what other instances appended (their integrator normally
+ * takes it first).
+ */
+import type { Logger } from "pino";
+import { type EventPayload, openPayload } from "../crypto/event-cipher.js";
+import type { Keyring } from "../crypto/keyring.js";
+import type { Db, Queryable } from "../store/db.js";
+import {
+  advanceLogs,
+  type IndexRow,
+  type JournalPosition,
+  type JournalRow,
+  type LockedLog,
+  type LogAdvance,
+  lockLogs,
+  logsWithWork,
+  NIL_UUID,
+  reached,
+  readHorizon,
+  readJournal,
+  writeIndex,
+} from "../store/log-integration.js";
+import { deriveIndexes } from "./derive.js";
+
+/** One event as sequenced by a pass. */
+export interface SequencedEvent {
+  logIndex: bigint;
+  eventId: string;
+  occurredMicros: bigint;
+  receivedAt: Date;
+  keyVersion: number;
+  /** The event's fields, decrypted (strings as stored, HTML-encoded). */
+  payload: EventPayload;
+  salt: Buffer;
+  /** The context's ciphertext (null without a context, or when no stage asked for it). */
+  context: Buffer | null;
+}
+
+/** The events a pass sequenced in one log, in log-index order. */
+export interface SequencedBatch {
+  projectId: string;
+  environment: string;
+  /** The log's size before the batch: the first event's log index. */
+  firstIndex: bigint;
+  events: SequencedEvent[];
+}
+
+/**
+ * Work done in a pass's transaction once its events are sequenced, before the logs'
+ * positions move (the verifiable log appends its leaves here). A stage that throws fails
+ * the pass, which is retried: nothing is sequenced without it. A stage reads and writes
+ * through `tx` only (on PGlite the pass holds the one connection).
+ */
+export interface IntegrationStage {
+  /** The stage reads the events' contexts (their ciphertext is then read too). */
+  needsContext?: boolean;
+  apply(tx: Queryable, batches: readonly SequencedBatch[]): Promise<void>;
+}
+
+/** What one pass did. */
+export interface PassResult {
+  /** Events sequenced. */
+  integrated: number;
+  /** Work was left for the next pass (a log over its share, or more logs than taken). */
+  more: boolean;
+  /** Logs with work were left because another pass held them. */
+  busy: boolean;
+}
+
+/** Options of the integrator. */
+export interface IntegratorOptions {
+  db: Db;
+  keyring: Keyring;
+  logger: Logger;
+  stages?: IntegrationStage[];
+  /** Most events one pass sequences (shared between its logs). */
+  maxEventsPerPass?: number;
+  /** Most logs one pass takes. */
+  maxLogsPerPass?: number;
+  /** Least time between passes started by appends. */
+  minIntervalMs?: number;
+  /** Longest time between passes with nothing to do. */
+  idleIntervalMs?: number;
+  /** Called after each pass that committed. */
+  onPass?: (result: PassResult) => void;
+}
+
+/** The integrator of one instance. */
+export interface Integrator {
+  /** Starts the loop. */
+  start(): void;
+  /**
+   * Says that work may be waiting: appended here (paced), or awaited by a reader
+   * (`urgent`: the next pass starts at once).
+   */
+  nudge(urgent?: boolean): void;
+  /** One pass now, outside the loop (tests, tools). */
+  runPass(): Promise<PassResult>;
+  /** Stops the loop after the pass in flight. */
+  stop(): Promise<void>;
+}
+
+/** Creates the integrator; `start` runs it. */
+export function createIntegrator(options: IntegratorOptions): Integrator {
+  const { db, keyring, logger } = options;
+  const stages = options.stages ?? [];
+  const maxEvents = options.maxEventsPerPass ?? 5_000;
+  const maxLogs = options.maxLogsPerPass ?? 64;
+  const minInterval = options.minIntervalMs ?? 25;
+  const idleInterval = options.idleIntervalMs ?? 250;
+  const withContext = stages.some((stage) => stage.needsContext === true);
+
+  let running: Promise<void> | undefined;
+  let stopped = false;
+  let pending = false;
+  let urgent = false;
+  let wake: { on: "any" | "urgent"; done: () => void } | undefined;
+  let lastFailureLog = 0;
+
+  const runPass = () =>
+    db.transaction(async (tx): Promise<PassResult> => {
+      const horizon = await readHorizon(tx);
+      const candidates = await logsWithWork(tx, horizon, maxLogs);
+      if (candidates.length === 0) return { integrated: 0, more: false, busy: false };
+      const logs = await lockLogs(tx, candidates);
+      const busy = logs.length < candidates.length;
+      if (logs.length === 0) return { integrated: 0, more: false, busy };
+      const perLog = Math.max(100, Math.floor(maxEvents / logs.length));
+      const journal = await readJournal(tx, logs, horizon, perLog, withContext);
+
+      const index: IndexRow[] = [];
+      const advances: LogAdvance[] = [];
+      const batches: SequencedBatch[] = [];
+      let more = candidates.length === maxLogs;
+      for (const log of logs) {
+        const rows = journal.get(log.lockId) ?? [];
+        let sequenced: Sequenced;
+        try {
+          sequenced = await sequence(tx, log, rows);
+        } catch (error) {
+          // This log stays where it is (retried next pass); the others go on.
+          logger.error(
+            { err: error, projectId: log.projectId, environment: log.environment },
+            "integrator: a journal row could not be opened",
+          );
+          continue;
+        }
+        const full = rows.length >= perLog;
+        if (full) more = true;
+        const last = rows.at(-1);
+        const end: JournalPosition =
+          full && last ? { xid: last.xid, id: last.eventId } : { xid: horizon, id: NIL_UUID };
+        // Another instance's pass may have gone further since the logs were picked.
+        const position = reached(log.position, end) ? log.position : end;
+        advances.push({ lockId: log.lockId, size: log.size + BigInt(rows.length), position });
+        if (rows.length > 0) batches.push(sequenced.batch);
+        index.push(...sequenced.index);
+      }
+      await writeIndex(tx, index);
+      if (batches.length > 0) for (const stage of stages) await stage.apply(tx, batches);
+      await advanceLogs(tx, advances);
+      return { integrated: index.length, more, busy };
+    });
+
+  /** Opens a log's rows, numbers them from its size and derives their index rows. */
+  const sequence = async (
+    tx: Queryable,
+    log: LockedLog,
+    rows: readonly JournalRow[],
+  ): Promise<Sequenced> => {
+    // Keys not cached are read in the pass's transaction (on PGlite it holds the one
+    // connection).
+    const keys = await keyring.forProject(log.projectId, tx);
+    const events: SequencedEvent[] = [];
+    const index: IndexRow[] = [];
+    for (const [i, row] of rows.entries()) {
+      const at = { projectId: log.projectId, environment: log.environment, eventId: row.eventId };
+      const opened = await openPayload(keys, at, row.keyVersion, row.payload);
+      const logIndex = log.size + BigInt(i);
+      events.push({
+        logIndex,
+        eventId: row.eventId,
+        occurredMicros: row.occurredMicros,
+        receivedAt: row.receivedAt,
+        keyVersion: row.keyVersion,
+        payload: opened.payload,
+        salt: opened.salt,
+        context: row.context,
+      });
+      index.push({
+        projectId: log.projectId,
+        environment: log.environment,
+        logIndex,
+        eventId: row.eventId,
+        xid: row.xid,
+        occurredAtText: row.occurredAtText,
+        indexes: deriveIndexes(keys, opened.payload),
+      });
+    }
+    const batch = {
+      projectId: log.projectId,
+      environment: log.environment,
+      firstIndex: log.size,
+      events,
+    };
+    return { batch, index };
+  };
+
+  /** Sleeps `ms`, or less when a nudge of the kind `wakeOn` names comes. */
+  const sleep = (ms: number, wakeOn: "nothing" | "any" | "urgent") =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        wake = undefined;
+        resolve();
+      }
+      if (wakeOn !== "nothing") wake = { on: wakeOn, done };
+    });
+
+  const loop = async () => {
+    let failures = 0;
+    while (!stopped) {
+      pending = false;
+      urgent = false;
+      let result: PassResult;
+      try {
+        result = await runPass();
+        failures = 0;
+        options.onPass?.(result);
+      } catch (error) {
+        failures++;
+        // The database away or a pass refused: nothing moved; try again, backing off.
+        if (Date.now() - lastFailureLog > 60_000) {
+          lastFailureLog = Date.now();
+          logger.warn({ err: error }, "integrator: a pass failed; retrying");
+        }
+        await sleep(Math.min(50 * 2 ** failures, 2_000), "nothing");
+        continue;
+      }
+      if (stopped) break;
+      if (result.more) {
+        // Let requests run between passes of a backlog.
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        continue;
+      }
+      if (result.busy) {
+        // Another instance holds a log with work: look again soon, in case what it
+        // holds arrived after its horizon.
+        await sleep(minInterval, "urgent");
+        continue;
+      }
+      if (!pending) await sleep(idleInterval, "any");
+      if (pending && !urgent && !stopped) await sleep(minInterval, "urgent");
+    }
+  };
+
+  return {
+    start() {
+      if (running || stopped) return;
+      running = loop();
+    },
+    nudge(isUrgent = false) {
+      pending = true;
+      if (isUrgent) urgent = true;
+      // A waiting reader cuts any sleep short; an append only the idle one.
+      if (wake && (isUrgent || wake.on === "any")) wake.done();
+    },
+    runPass,
+    async stop() {
+      stopped = true;
+      wake?.done();
+      await running;
+    },
+  };
+}
+
+/** A log's part of a pass. */
+interface Sequenced {
+  batch: SequencedBatch;
+  index: IndexRow[];
+}

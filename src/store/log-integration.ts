@@ -1,0 +1,370 @@
+/**
+ * The SQL of the integrator and of a log's position (docs/write-path.md). Mechanics
+ * only: log/integrator.ts decides when and what to integrate.
+ *
+ * A log is one project-environment. Its journal is its rows of `events`, each stamped
+ * with the id of the transaction that appended it (`xid`). The integrator's durable
+ * position per log (`event_logs`) is a point in (xid, id) order: every journal row at
+ * or before it has its `event_index` row, numbered 0, 1, 2 ... in that order, and `size`
+ * of them exist. It only ever reads rows below a horizon, the oldest transaction still
+ * in flight anywhere in the cluster (`pg_snapshot_xmin(pg_current_snapshot())`): every
+ * transaction below it has ended, so every row below it is visible now and none can
+ * appear there later. Rows therefore never become visible behind the position, whatever
+ * order their transactions commit in, and an event acknowledged before another was sent
+ * has the smaller xid (its transaction took its id before the other began), so it gets
+ * the smaller log index.
+ *
+ * One integrator at a time per log, across instances: a pass holds the log's advisory
+ * transaction lock (`pg_try_advisory_xact_lock`), released at its commit or when its
+ * connection dies. The pass reads, derives, writes and moves the position in one
+ * transaction: a crash anywhere loses, repeats and skips nothing.
+ */
+import type { Queryable } from "./db.js";
+
+// The class of the logs' advisory locks (migrations.ts holds another constant).
+const LOG_LOCK_CLASS = 727_310_002;
+
+/** A point in a journal's (xid, id) order. */
+export interface JournalPosition {
+  xid: bigint;
+  id: string;
+}
+
+/** The position before every row of a horizon's transaction and after all below it. */
+export const NIL_UUID = "00000000-0000-0000-0000-000000000000";
+
+/** A log, as the integrator locked it. */
+export interface LockedLog {
+  lockId: number;
+  projectId: string;
+  environment: string;
+  /** Events integrated so far: the next log index. */
+  size: bigint;
+  position: JournalPosition;
+}
+
+/** A journal row to integrate. */
+export interface JournalRow {
+  xid: bigint;
+  eventId: string;
+  /** occurred_at as the database writes it (text), to copy back exactly. */
+  occurredAtText: string;
+  /** occurred_at in microseconds since the Unix epoch. */
+  occurredMicros: bigint;
+  receivedAt: Date;
+  keyVersion: number;
+  payload: Buffer;
+  /** The context's ciphertext, when asked for and present. */
+  context: Buffer | null;
+}
+
+/** The blind indexes of one event (crypto/event-cipher.ts EventIndexes). */
+export interface IndexValues {
+  actorIdx: Buffer;
+  entityTypeIdx: Buffer;
+  entityIdIdx: Buffer;
+  actionIdx: Buffer;
+  tenantIdx: Buffer | undefined;
+  legacyActionIdx: Buffer | undefined;
+  searchTokens: bigint[];
+}
+
+/** One event's row of `event_index`. */
+export interface IndexRow {
+  projectId: string;
+  environment: string;
+  logIndex: bigint;
+  eventId: string;
+  xid: bigint;
+  occurredAtText: string;
+  indexes: IndexValues;
+}
+
+/** A log's new integrated state. */
+export interface LogAdvance {
+  lockId: number;
+  size: bigint;
+  position: JournalPosition;
+}
+
+/**
+ * The horizon: every transaction with a smaller id has ended. Read first in a pass,
+ * before the pass has a transaction id of its own.
+ */
+export async function readHorizon(tx: Queryable): Promise<bigint> {
+  const [row] = await tx.query<{ horizon: string }>(
+    "select pg_snapshot_xmin(pg_current_snapshot())::text as horizon",
+  );
+  if (!row) throw new Error("no horizon read");
+  return BigInt(row.horizon);
+}
+
+/**
+ * Up to `limit` logs with journal rows past their position and below `horizon`, those
+ * integrated least recently first. One index probe per log.
+ */
+export async function logsWithWork(
+  tx: Queryable,
+  horizon: bigint,
+  limit: number,
+): Promise<number[]> {
+  const rows = await tx.query<{ lock_id: number }>(
+    `select l.lock_id from event_logs l
+      where exists (select 1 from events e
+                     where e.project_id = l.project_id and e.environment = l.environment
+                       and (e.xid, e.id) > (l.integrated_xid, l.integrated_id)
+                       and e.xid < $1::xid8)
+      order by l.integrated_at nulls first, l.lock_id
+      limit $2`,
+    [String(horizon), limit],
+  );
+  return rows.map((row) => row.lock_id);
+}
+
+/**
+ * Takes the advisory locks of those of `lockIds` that no other pass holds, and reads
+ * their state after taking them (so after the commit of any pass that held them).
+ */
+export async function lockLogs(tx: Queryable, lockIds: readonly number[]): Promise<LockedLog[]> {
+  if (lockIds.length === 0) return [];
+  const locked = await tx.query<{ lock_id: number }>(
+    `select c.lock_id from unnest($1::int[]) as c(lock_id)
+      where pg_try_advisory_xact_lock(${LOG_LOCK_CLASS}, c.lock_id)`,
+    [lockIds],
+  );
+  if (locked.length === 0) return [];
+  const rows = await tx.query<{
+    lock_id: number;
+    project_id: string;
+    environment: string;
+    size: string;
+    integrated_xid: string;
+    integrated_id: string;
+  }>(
+    `select lock_id, project_id, environment, size::text as size,
+            integrated_xid::text as integrated_xid, integrated_id
+       from event_logs where lock_id = any($1::int[]) order by lock_id`,
+    [locked.map((row) => row.lock_id)],
+  );
+  return rows.map((row) => ({
+    lockId: row.lock_id,
+    projectId: row.project_id,
+    environment: row.environment,
+    size: BigInt(row.size),
+    position: { xid: BigInt(row.integrated_xid), id: row.integrated_id },
+  }));
+}
+
+/**
+ * Each log's journal rows after its position and below `horizon`, in (xid, id) order, at
+ * most `perLog` of each; with their contexts when `withContext`.
+ */
+export async function readJournal(
+  tx: Queryable,
+  logs: readonly LockedLog[],
+  horizon: bigint,
+  perLog: number,
+  withContext: boolean,
+): Promise<Map<number, JournalRow[]>> {
+  const byLog = new Map<number, JournalRow[]>(logs.map((log) => [log.lockId, []]));
+  if (logs.length === 0) return byLog;
+  const rows = await tx.query<{
+    lock_id: number;
+    xid: string;
+    id: string;
+    occurred_at: string;
+    occurred_us: string;
+    received_at: Date;
+    key_version: number;
+    payload: Buffer;
+    context: Buffer | null;
+  }>(
+    `select l.lock_id, e.xid::text as xid, e.id, e.occurred_at::text as occurred_at,
+            (extract(epoch from e.occurred_at) * 1000000)::int8::text as occurred_us,
+            e.received_at, e.key_version, e.payload,
+            ${withContext ? "c.ciphertext" : "null::bytea"} as context
+       from unnest($1::int[], $2::uuid[], $3::text[], $4::text[], $5::uuid[])
+              as l(lock_id, project_id, environment, after_xid, after_id)
+      cross join lateral (
+        select * from events e
+         where e.project_id = l.project_id and e.environment = l.environment
+           and (e.xid, e.id) > (l.after_xid::xid8, l.after_id)
+           and e.xid < $6::xid8
+         order by e.xid, e.id
+         limit $7) as e
+      ${
+        withContext
+          ? `left join event_contexts c
+               on c.project_id = l.project_id and c.environment = l.environment
+              and c.event_id = e.id`
+          : ""
+      }
+      order by l.lock_id, e.xid, e.id`,
+    [
+      logs.map((log) => log.lockId),
+      logs.map((log) => log.projectId),
+      logs.map((log) => log.environment),
+      logs.map((log) => String(log.position.xid)),
+      logs.map((log) => log.position.id),
+      String(horizon),
+      perLog,
+    ],
+  );
+  for (const row of rows) {
+    byLog.get(row.lock_id)?.push({
+      xid: BigInt(row.xid),
+      eventId: row.id,
+      occurredAtText: row.occurred_at,
+      occurredMicros: BigInt(row.occurred_us),
+      receivedAt: row.received_at,
+      keyVersion: row.key_version,
+      payload: row.payload,
+      context: row.context,
+    });
+  }
+  return byLog;
+}
+
+/**
+ * Writes index rows in one statement. The four 16-byte indexes every event has travel
+ * as one bytea cut up in SQL, and the search tokens as one int8[] sliced per row:
+ * cheaper for the database to read than an array element per value.
+ */
+export async function writeIndex(tx: Queryable, rows: readonly IndexRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  const fixed = Buffer.concat(
+    rows.flatMap(({ indexes }) => [
+      indexes.actorIdx,
+      indexes.entityTypeIdx,
+      indexes.entityIdIdx,
+      indexes.actionIdx,
+    ]),
+  );
+  const tokens: string[] = [];
+  const tokenStarts: number[] = [];
+  for (const { indexes } of rows) {
+    tokenStarts.push(tokens.length + 1);
+    for (const token of indexes.searchTokens) tokens.push(String(token));
+  }
+  tokenStarts.push(tokens.length + 1);
+  await tx.query(
+    `insert into event_index (project_id, environment, log_index, id, xid, occurred_at,
+                              actor_idx, entity_type_idx, entity_id_idx, action_idx,
+                              legacy_action_idx, tenant_idx, search_tokens)
+     select r.project_id, r.environment, r.log_index, r.id, r.xid::xid8, r.occurred_at,
+            substring($11::bytea from (r.n::int - 1) * 64 + 1 for 16),
+            substring($11::bytea from (r.n::int - 1) * 64 + 17 for 16),
+            substring($11::bytea from (r.n::int - 1) * 64 + 33 for 16),
+            substring($11::bytea from (r.n::int - 1) * 64 + 49 for 16),
+            r.legacy_action_idx, r.tenant_idx,
+            coalesce(($9::int8[])[($10::int[])[r.n::int] : ($10::int[])[r.n::int + 1] - 1], '{}')
+       from unnest($1::uuid[], $2::text[], $3::int8[], $4::uuid[], $5::text[],
+                   $6::timestamptz[], $7::bytea[], $8::bytea[])
+              with ordinality
+              as r(project_id, environment, log_index, id, xid, occurred_at,
+                   legacy_action_idx, tenant_idx, n)`,
+    [
+      rows.map((row) => row.projectId),
+      rows.map((row) => row.environment),
+      rows.map((row) => String(row.logIndex)),
+      rows.map((row) => row.eventId),
+      rows.map((row) => String(row.xid)),
+      rows.map((row) => row.occurredAtText),
+      rows.map((row) => row.indexes.legacyActionIdx ?? null),
+      rows.map((row) => row.indexes.tenantIdx ?? null),
+      tokens,
+      tokenStarts,
+      fixed,
+    ],
+  );
+}
+
+/** Moves logs to their new size and position, in one statement. */
+export async function advanceLogs(tx: Queryable, advances: readonly LogAdvance[]): Promise<void> {
+  if (advances.length === 0) return;
+  await tx.query(
+    `update event_logs l
+        set size = a.size, integrated_xid = a.xid::xid8, integrated_id = a.id,
+            integrated_at = now()
+       from unnest($1::int[], $2::int8[], $3::text[], $4::uuid[]) as a(lock_id, size, xid, id)
+      where l.lock_id = a.lock_id`,
+    [
+      advances.map((a) => a.lockId),
+      advances.map((a) => String(a.size)),
+      advances.map((a) => String(a.position.xid)),
+      advances.map((a) => a.position.id),
+    ],
+  );
+}
+
+/** Where a log's journal and its integration stand. */
+export interface LogProgress {
+  /** The last journal row (in xid, id order), if any. */
+  head: JournalPosition | undefined;
+  integrated: JournalPosition;
+  /** Events integrated (the next log index). */
+  size: bigint;
+  /** When the last pass that moved this log committed. */
+  integratedAt: Date | null;
+}
+
+/**
+ * A log's head and integrated position: one row of event_logs and one backward step of
+ * the journal's index (no scan). Undefined when the log does not exist.
+ */
+export async function readLogProgress(
+  db: Queryable,
+  projectId: string,
+  environment: string,
+): Promise<LogProgress | undefined> {
+  const [row] = await db.query<{
+    size: string;
+    integrated_xid: string;
+    integrated_id: string;
+    integrated_at: Date | null;
+    head_xid: string | null;
+    head_id: string | null;
+  }>(
+    `select l.size::text as size, l.integrated_xid::text as integrated_xid,
+            l.integrated_id, l.integrated_at, h.xid::text as head_xid, h.id as head_id
+       from event_logs l
+       left join lateral (
+         select e.xid, e.id from events e
+          where e.project_id = l.project_id and e.environment = l.environment
+          order by e.xid desc, e.id desc
+          limit 1) as h on true
+      where l.project_id = $1 and l.environment = $2`,
+    [projectId, environment],
+  );
+  if (!row) return undefined;
+  return {
+    head:
+      row.head_xid === null || row.head_id === null
+        ? undefined
+        : { xid: BigInt(row.head_xid), id: row.head_id },
+    integrated: { xid: BigInt(row.integrated_xid), id: row.integrated_id },
+    size: BigInt(row.size),
+    integratedAt: row.integrated_at,
+  };
+}
+
+/** A log's integrated position alone (what a waiting reader polls). */
+export async function readIntegratedPosition(
+  db: Queryable,
+  projectId: string,
+  environment: string,
+): Promise<JournalPosition | undefined> {
+  const [row] = await db.query<{ xid: string; id: string }>(
+    `select integrated_xid::text as xid, integrated_id as id
+       from event_logs where project_id = $1 and environment = $2`,
+    [projectId, environment],
+  );
+  return row ? { xid: BigInt(row.xid), id: row.id } : undefined;
+}
+
+/** `a` is at or after `b` in (xid, id) order. */
+export function reached(a: JournalPosition, b: JournalPosition): boolean {
+  // UUIDs in their canonical lower-case text compare as their bytes do, as PostgreSQL
+  // compares uuid.
+  return a.xid > b.xid || (a.xid === b.xid && a.id >= b.id);
+}

@@ -1,0 +1,312 @@
+/**
+ * The integrator behind the journal (docs/write-path.md): each acknowledged event gets
+ * its log index, gapless from 0 in acknowledgement order, and its blind indexes, once;
+ * a pass that fails anywhere moves nothing; on PostgreSQL, rows that become visible out
+ * of order are neither skipped nor sequenced behind later ones, a log held by a dead
+ * instance's pass is taken over, and two instances appending to and integrating one log
+ * make one sequence. Runs on the suite's driver; the multi-connection cases need
+ * PostgreSQL.
+ */
+import { randomBytes } from "node:crypto";
+import postgres from "postgres";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { IntegrationStage, SequencedBatch } from "../../src/log/integrator.js";
+import type { Db } from "../../src/store/db.js";
+import { migrate } from "../../src/store/migrations.js";
+import { createPostgresDb } from "../../src/store/postgres-driver.js";
+import { createIsolatedStorage, type IsolatedStorage } from "../support/isolated-storage.js";
+import { type JournalFixture, journalFixture, stored } from "../support/journal-fixtures.js";
+
+const masterKey = randomBytes(32);
+let storage: IsolatedStorage;
+let db: Db;
+let fixture: JournalFixture;
+
+beforeAll(async () => {
+  storage = await createIsolatedStorage();
+  db =
+    storage.kind === "postgres"
+      ? createPostgresDb({ url: storage.env.DATABASE_URL ?? "" })
+      : await (await import("../../src/store/pglite-driver.js")).createPgliteDb(
+          storage.env.DATA_DIR ?? "",
+        );
+  await migrate(db);
+  fixture = journalFixture(db, masterKey);
+});
+
+afterAll(async () => {
+  await db.close();
+  await storage.cleanup();
+});
+
+/** Runs passes until one finds nothing to do; returns how many events they sequenced. */
+async function integrateAll(integrator: ReturnType<JournalFixture["integrator"]>) {
+  let total = 0;
+  for (;;) {
+    const result = await integrator.runPass();
+    total += result.integrated;
+    if (result.integrated === 0 && !result.more) return total;
+  }
+}
+
+const logSize = async (projectId: string) =>
+  Number(
+    (
+      await db.query<{ size: string }>(
+        "select size::text as size from event_logs where project_id = $1 and environment = 'live'",
+        [projectId],
+      )
+    )[0]?.size,
+  );
+
+const gapless = (count: number) => Array.from({ length: count }, (_, i) => i);
+
+describe("the integrator", () => {
+  it("numbers a log's events from 0 in acknowledgement order, once each, and derives what filters find", async () => {
+    const projectId = await fixture.newProject();
+    const acknowledged: string[] = [];
+    // One after the other: each is acknowledged before the next is sent.
+    for (let i = 0; i < 5; i++) {
+      const result = await fixture.store.createEvent(await fixture.newEvent(projectId));
+      acknowledged.push(result.eventId);
+    }
+    // Then a group in one batch, and an event whose actorId was HTML-encoded when stored.
+    const group = await Promise.all(
+      Array.from({ length: 10 }, async () => fixture.newEvent(projectId)),
+    );
+    const groupIds = (await Promise.all(group.map((e) => fixture.store.createEvent(e)))).map(
+      (r) => r.eventId,
+    );
+    const encoded = await fixture.newEvent(projectId, { actorId: stored(`O'Brien <ops> & co`) });
+    const last = await fixture.store.createEvent(encoded);
+
+    const integrator = fixture.integrator();
+    expect(await integrateAll(integrator)).toBe(16);
+
+    const indexed = await fixture.indexed(projectId);
+    expect(indexed.map((row) => row.logIndex)).toEqual(gapless(16));
+    expect(indexed.slice(0, 5).map((row) => row.eventId)).toEqual(acknowledged);
+    expect(new Set(indexed.slice(5, 15).map((row) => row.eventId))).toEqual(new Set(groupIds));
+    expect(indexed[15]?.eventId).toBe(last.eventId);
+    expect(await logSize(projectId)).toBe(16);
+    // The filter matches the value as sent, not as stored.
+    expect(await fixture.findByActor(projectId, `O'Brien <ops> & co`)).toEqual([last.eventId]);
+
+    // Nothing is sequenced twice: later passes find nothing, and new events continue.
+    expect(await integrateAll(integrator)).toBe(0);
+    const next = await fixture.store.createEvent(await fixture.newEvent(projectId));
+    expect(await integrateAll(integrator)).toBe(1);
+    expect((await fixture.indexed(projectId)).at(-1)).toEqual({
+      eventId: next.eventId,
+      logIndex: 16,
+    });
+  });
+
+  it("hands its stages each log's new events in log-index order, with their salts, in the pass's transaction", async () => {
+    const projectId = await fixture.newProject();
+    const ids = [];
+    for (let i = 0; i < 3; i++) {
+      ids.push((await fixture.store.createEvent(await fixture.newEvent(projectId))).eventId);
+    }
+    const seen: SequencedBatch[] = [];
+    const stage: IntegrationStage = {
+      async apply(tx, batches) {
+        // Inside the pass: its index rows are visible to the stage.
+        const [row] = await tx.query<{ n: number }>(
+          "select count(*)::int as n from event_index where project_id = $1",
+          [projectId],
+        );
+        expect(row?.n).toBe(3);
+        seen.push(...batches.filter((batch) => batch.projectId === projectId));
+      },
+    };
+    await integrateAll(fixture.integrator({ stages: [stage] }));
+    expect(seen).toHaveLength(1);
+    const [batch] = seen;
+    expect(batch?.firstIndex).toBe(0n);
+    expect(batch?.events.map((event) => [event.eventId, event.logIndex])).toEqual([
+      [ids[0], 0n],
+      [ids[1], 1n],
+      [ids[2], 2n],
+    ]);
+    const salts = batch?.events.map((event) => event.salt.toString("hex")) ?? [];
+    expect(salts.every((salt) => salt.length === 64)).toBe(true);
+    expect(new Set(salts).size).toBe(3);
+  });
+
+  it("moves nothing when a pass fails midway, and the next pass sequences every event once", async () => {
+    const projectId = await fixture.newProject();
+    const ids = [];
+    for (let i = 0; i < 4; i++) {
+      ids.push((await fixture.store.createEvent(await fixture.newEvent(projectId))).eventId);
+    }
+    const failing: IntegrationStage = {
+      async apply() {
+        throw new Error("killed mid-pass");
+      },
+    };
+    await expect(fixture.integrator({ stages: [failing] }).runPass()).rejects.toThrow(
+      "killed mid-pass",
+    );
+    expect(await fixture.indexed(projectId)).toEqual([]);
+    expect(await logSize(projectId)).toBe(0);
+
+    await integrateAll(fixture.integrator());
+    expect(await fixture.indexed(projectId)).toEqual(
+      ids.map((eventId, logIndex) => ({ eventId, logIndex })),
+    );
+  });
+
+  it("takes a large backlog in several passes, gapless", async () => {
+    const projectId = await fixture.newProject();
+    const events = await Promise.all(
+      Array.from({ length: 250 }, async () => fixture.newEvent(projectId)),
+    );
+    await Promise.all(events.map((event) => fixture.store.createEvent(event)));
+    const integrator = fixture.integrator({ maxEventsPerPass: 100 });
+    const first = await integrator.runPass();
+    expect(first.more).toBe(true);
+    await integrateAll(integrator);
+    const indexed = await fixture.indexed(projectId);
+    expect(indexed.map((row) => row.logIndex)).toEqual(gapless(250));
+    expect(new Set(indexed.map((row) => row.eventId)).size).toBe(250);
+  });
+});
+
+describe.skipIf(!process.env.DATABASE_URL)("the integrator on PostgreSQL", () => {
+  /** A connection of its own, for transactions held open by hand. */
+  const connection = () => postgres(storage.env.DATABASE_URL ?? "", { max: 1, onnotice: () => {} });
+
+  /** Appends an event's journal row in `sql`'s open transaction (as the store would). */
+  async function appendRow(sql: postgres.Sql, projectId: string) {
+    const event = await fixture.newEvent(projectId);
+    await sql.unsafe(
+      `insert into events (project_id, environment, id, occurred_at, received_at, key_version,
+                           payload)
+       values ($1, 'live', $2, now(), now(), 1, $3)`,
+      [projectId, event.eventId, event.sealed.payload],
+    );
+    return event.eventId;
+  }
+
+  it("neither skips nor sequences behind a row whose transaction began first and committed last", async () => {
+    const projectId = await fixture.newProject();
+    const [early, late] = [connection(), connection()];
+    try {
+      await early.unsafe("begin");
+      const earlyId = await appendRow(early, projectId); // draws the smaller xid
+      await late.unsafe("begin");
+      const lateId = await appendRow(late, projectId);
+      await late.unsafe("commit");
+
+      const integrator = fixture.integrator();
+      // The later row is visible, but below it a transaction is still in flight.
+      await integrator.runPass();
+      expect(await fixture.indexed(projectId)).toEqual([]);
+
+      await early.unsafe("commit");
+      await integrateAll(integrator);
+      expect(await fixture.indexed(projectId)).toEqual([
+        { eventId: earlyId, logIndex: 0 },
+        { eventId: lateId, logIndex: 1 },
+      ]);
+    } finally {
+      await Promise.all([early.end(), late.end()]);
+    }
+  });
+
+  it("lets another instance take a log over at once when the holder's connection dies", async () => {
+    const projectId = await fixture.newProject();
+    const ids = [];
+    for (let i = 0; i < 20; i++) {
+      ids.push((await fixture.store.createEvent(await fixture.newEvent(projectId))).eventId);
+    }
+    const url = storage.env.DATABASE_URL ?? "";
+    const [first, second] = [createPostgresDb({ url }), createPostgresDb({ url })];
+    const admin = connection();
+    try {
+      let release: () => void = () => {};
+      const released = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let holding: (pid: number) => void = () => {};
+      const held = new Promise<number>((resolve) => {
+        holding = resolve;
+      });
+      // The first instance's pass stops inside its transaction, holding the log.
+      const stuck: IntegrationStage = {
+        async apply(tx) {
+          const [row] = await tx.query<{ pid: number }>("select pg_backend_pid() as pid");
+          holding(row?.pid ?? 0);
+          await released;
+          await tx.query("select 1");
+        },
+      };
+      const holder = journalFixture(first, masterKey).integrator({ stages: [stuck] });
+      const taker = journalFixture(second, masterKey).integrator();
+      // Its outcome is taken at once: it fails as soon as its connection is killed.
+      const holderPass = holder.runPass().then(
+        () => "committed",
+        () => "failed",
+      );
+      const pid = await held;
+
+      expect(await taker.runPass()).toEqual({ integrated: 0, more: false, busy: true });
+
+      // The holder dies: its transaction rolls back and its lock goes with its connection.
+      await admin.unsafe("select pg_terminate_backend($1)", [pid]);
+      await integrateAll(taker);
+      expect(await fixture.indexed(projectId)).toEqual(
+        ids.map((eventId, logIndex) => ({ eventId, logIndex })),
+      );
+      release();
+      expect(await holderPass).toBe("failed");
+      expect(await integrateAll(holder)).toBe(0);
+      expect(await fixture.indexed(projectId)).toHaveLength(20);
+    } finally {
+      await Promise.all([first.close(), second.close(), admin.end()]);
+    }
+  });
+
+  it("makes one gapless sequence of two instances appending to one log, each integrating", async () => {
+    const projectId = await fixture.newProject();
+    const url = storage.env.DATABASE_URL ?? "";
+    const instances = [createPostgresDb({ url }), createPostgresDb({ url })].map((instanceDb) => {
+      const instance = journalFixture(instanceDb, masterKey);
+      const integrator = instance.integrator({ minIntervalMs: 1, idleIntervalMs: 5 });
+      integrator.start();
+      return { db: instanceDb, instance, integrator };
+    });
+    try {
+      // Four writers per instance, each sending its next event once the last is acknowledged.
+      const writers = instances.flatMap(({ instance }) =>
+        Array.from({ length: 4 }, async () => {
+          const mine: string[] = [];
+          for (let i = 0; i < 40; i++) {
+            const event = await instance.newEvent(projectId);
+            mine.push((await instance.store.createEvent(event)).eventId);
+          }
+          return mine;
+        }),
+      );
+      const acknowledged = await Promise.all(writers);
+      for (;;) {
+        if ((await fixture.indexed(projectId)).length >= 320) break;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      const indexed = await fixture.indexed(projectId);
+      expect(indexed.map((row) => row.logIndex)).toEqual(gapless(320));
+      const position = new Map(indexed.map((row) => [row.eventId, row.logIndex]));
+      expect(position.size).toBe(320);
+      for (const mine of acknowledged) {
+        const indexes = mine.map((id) => position.get(id) ?? -1);
+        // Each writer's events in the order they were acknowledged.
+        expect(indexes).toEqual([...indexes].sort((a, b) => a - b));
+        expect(indexes.every((index) => index >= 0)).toBe(true);
+      }
+    } finally {
+      for (const { integrator } of instances) await integrator.stop();
+      for (const { db: instanceDb } of instances) await instanceDb.close();
+    }
+  });
+});
