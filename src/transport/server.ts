@@ -7,12 +7,23 @@
  * Shutdown stops accepting, lets in-flight requests finish (HTTP/2 sessions get a
  * GOAWAY, idle keep-alive connections are closed), and force-closes what is left after
  * the timeout.
+ *
+ * Limits, so that no client holds the process's sockets, memory or file descriptors:
+ * at most `maxConnections` connections of any protocol (more are closed on accept);
+ * HTTP/1.1 requests get 408 after 15 s of headers or 60 s in all (node's own timers);
+ * HTTP/2 gets the same deadlines in its own terms (http2-limits.ts).
  */
 import * as http from "node:http";
 import * as http2 from "node:http2";
 import type { Socket } from "node:net";
 import * as net from "node:net";
 import { MAX_BODY_BYTES } from "./body.js";
+import {
+  closeWhenIdle,
+  HTTP2_IDLE_TIMEOUT_MS,
+  limitStreamRequest,
+  MAX_STREAMS_PER_CONNECTION,
+} from "./http2-limits.js";
 import type { NodeRequest, NodeResponse } from "./node-http.js";
 
 /** TLS material; when given, the port speaks TLS only. */
@@ -38,15 +49,27 @@ export const REQUEST_TIMEOUT_MS = 60_000;
 // How often node checks the two above (its default, 30 s, would let a slow sender hold
 // a connection for up to 45 s instead of 15).
 const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
+// Connections of every protocol at once; beyond it, new ones are closed on accept. Well
+// under common file-descriptor limits (the database, Redis and files need some too).
+export const MAX_CONNECTIONS = 10_000;
 
 /** Options of `listen`. */
 export interface ListenOptions {
   host: string;
   port: number;
   tls?: TlsFiles;
-  /** HTTP/1.1 slow-sender limits; HEADERS_TIMEOUT_MS and REQUEST_TIMEOUT_MS by default. */
+  /**
+   * Slow-sender limits: HEADERS_TIMEOUT_MS and REQUEST_TIMEOUT_MS by default (the request
+   * timeout applies to HTTP/2 streams too).
+   */
   headersTimeoutMs?: number;
   requestTimeoutMs?: number;
+  /** HTTP/2 sessions without an open stream; HTTP2_IDLE_TIMEOUT_MS by default. */
+  http2IdleTimeoutMs?: number;
+  /** MAX_STREAMS_PER_CONNECTION by default. */
+  maxStreamsPerConnection?: number;
+  /** MAX_CONNECTIONS by default. */
+  maxConnections?: number;
 }
 
 type Handler = (req: NodeRequest, res: NodeResponse) => void;
@@ -62,9 +85,18 @@ interface Servers {
 
 /** Listens on `host:port` and serves `handler` over every protocol. */
 export async function listen(handler: Handler, options: ListenOptions): Promise<ListeningServer> {
-  const requests = trackRequests(handler);
+  const requestTimeoutMs = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
+  const requests = trackRequests((req, res) => {
+    if (req instanceof http2.Http2ServerRequest) limitStreamRequest(req, res, requestTimeoutMs);
+    handler(req, res);
+  });
   const servers = createServers(requests.serve, options);
   const sessions = trackSessions(servers.h2, requests.isClosing);
+  servers.outer.maxConnections = options.maxConnections ?? MAX_CONNECTIONS;
+  // Nothing moving on a session at all (not even a stalled response) for this long.
+  servers.h2.setTimeout(requestTimeoutMs);
+  const idleMs = options.http2IdleTimeoutMs ?? HTTP2_IDLE_TIMEOUT_MS;
+  servers.h2.on("session", (session) => closeWhenIdle(session, idleMs));
   const { outer } = servers;
   await new Promise<void>((resolve, reject) => {
     outer.once("error", reject);
@@ -160,6 +192,9 @@ function createServers(serve: Handler, options: ListenOptions): Servers {
   h1.on("checkContinue", continueUnlessTooLarge);
   let outer: net.Server;
   let h2: http2.Http2Server | http2.Http2SecureServer;
+  const settings: http2.Settings = {
+    maxConcurrentStreams: options.maxStreamsPerConnection ?? MAX_STREAMS_PER_CONNECTION,
+  };
 
   if (options.tls) {
     h2 = http2.createSecureServer(
@@ -168,12 +203,13 @@ function createServers(serve: Handler, options: ListenOptions): Servers {
         key: options.tls.key,
         allowHTTP1: true,
         ALPNProtocols: ["h2", "http/1.1"],
+        settings,
       },
       serve,
     );
     outer = h2;
   } else {
-    const cleartext = http2.createServer({}, serve);
+    const cleartext = http2.createServer({ settings }, serve);
     h2 = cleartext;
     // This server never listens itself; the event starts its connection tracking.
     h1.emit("listening");
