@@ -72,6 +72,11 @@ export interface App {
 export interface AppOptions {
   /** Collect process metrics (main does; tests do not). */
   processMetrics?: boolean;
+  /**
+   * Serve unary gRPC calls on the lean path (transport/grpc-unary.ts); true by default.
+   * bench/grpc-unary.ts turns it off to measure what the path earns.
+   */
+  leanGrpc?: boolean;
 }
 
 /** Builds the application from its configuration. */
@@ -158,6 +163,7 @@ export async function createApp(
     logger,
     metrics,
     requireHttps: config.NODE_ENV === "production",
+    leanGrpc: options.leanGrpc ?? true,
     trustProxy: config.TRUST_PROXY,
     corsOrigins: config.CORS_ORIGINS,
     readiness: { database: () => db.ping() },

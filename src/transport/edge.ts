@@ -29,6 +29,8 @@ export interface EdgeOptions {
   operations: Operations;
   logger: Logger;
   metrics: Metrics;
+  /** Answer unary gRPC calls on the lean path (grpc-unary.ts) rather than the adapter. */
+  leanGrpc: boolean;
   /** Refuse requests that did not arrive over HTTPS (production). */
   requireHttps: boolean;
   /** Believe X-Forwarded-Proto (behind a proxy that sets it). */
@@ -54,15 +56,17 @@ export function createEdge(options: EdgeOptions): (req: NodeRequest, res: NodeRe
     readMaxBytes: MAX_BODY_BYTES,
     contextValues: contextValuesFrom(readFacts),
   });
-  const grpcUnary = createGrpcUnary({
-    operations,
-    routes,
-    interceptors,
-    readMaxBytes: MAX_BODY_BYTES,
-    readFacts,
-    reporter,
-    onServed: () => metrics.grpcUnaryServed(),
-  });
+  const grpcUnary = options.leanGrpc
+    ? createGrpcUnary({
+        operations,
+        routes,
+        interceptors,
+        readMaxBytes: MAX_BODY_BYTES,
+        readFacts,
+        reporter,
+        onServed: () => metrics.grpcUnaryServed(),
+      })
+    : undefined;
   const procedures = new Set(
     options.services.flatMap((service) =>
       service.methods.map((method) => `/${service.typeName}/${method.name}`),
@@ -76,7 +80,7 @@ export function createEdge(options: EdgeOptions): (req: NodeRequest, res: NodeRe
     https,
     rest: createRestRouter(options.services, operations),
     connect,
-    grpcUnary,
+    ...(grpcUnary ? { grpcUnary } : {}),
     procedures,
     readiness: options.readiness,
     ...(options.optionalReadiness ? { optionalReadiness: options.optionalReadiness } : {}),
