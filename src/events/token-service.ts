@@ -3,8 +3,9 @@
  * tokens, and a token grants no more than the key's project and environment, read-only,
  * for 1 s to 1 h (90 s by default), optionally narrowed to one tenant.
  *
- * A `tenantId` sent empty is refused rather than ignored: an unrestricted token minted
- * because a caller's tenant variable was empty would let a browser read every tenant.
+ * A `tenantId` sent empty or null is refused rather than ignored: an unrestricted token
+ * minted because a caller's tenant variable was empty or unset would let a browser read
+ * every tenant.
  */
 import type { Authenticator } from "../auth/authenticator.js";
 import type { Credential } from "../auth/credentials.js";
@@ -71,10 +72,12 @@ export function createTokenService(deps: TokenServiceDeps): TokenService {
         lifetime = value;
       }
 
-      const tenantId = input.tenantId ?? input.tenant_id;
+      // Present means sent, null included: only a body without the field asks for an
+      // unrestricted token. (Over RPC, protobuf's JSON mapping reads null as absent.)
+      const tenantField = ["tenantId", "tenant_id"].find((name) => Object.hasOwn(input, name));
+      const tenantId = tenantField === undefined ? undefined : input[tenantField];
       if (
-        tenantId !== undefined &&
-        tenantId !== null &&
+        tenantField !== undefined &&
         (typeof tenantId !== "string" ||
           tenantId.length === 0 ||
           tenantId.length > MAX_TENANT_CHARS)

@@ -127,8 +127,16 @@ describe("frontend tokens", () => {
       },
     );
 
-    it.each(["", "t".repeat(65), 42])("tenantId %j is a 400", async (tenantId) => {
+    // null is what JSON.stringify writes for an unset variable: like "", it must not
+    // mint an unrestricted token (only leaving the field out asks for one).
+    it.each(["", null, "t".repeat(65), 42])("tenantId %j is a 400", async (tenantId) => {
       const response = await issueToken(server, bearer(key.secret), { tenantId });
+      expect(response.status).toBe(400);
+      expect(response.body).toEqual({ error: "tenantId must be a string of 1 to 64 characters" });
+    });
+
+    it.each(["", null])("tenant_id %j (the proto name) is a 400 too", async (tenantId) => {
+      const response = await issueToken(server, bearer(key.secret), { tenant_id: tenantId });
       expect(response.status).toBe(400);
       expect(response.body).toEqual({ error: "tenantId must be a string of 1 to 64 characters" });
     });
