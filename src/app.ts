@@ -35,6 +35,7 @@ import { createMetrics, type Metrics } from "./observability/metrics.js";
 import type { Db } from "./store/db.js";
 import { createEventReader } from "./store/event-reads.js";
 import { createEventStore } from "./store/events.js";
+import { readLagSummary } from "./store/log-integration.js";
 import { migrate } from "./store/migrations.js";
 import { createPgliteDb } from "./store/pglite-driver.js";
 import { createPostgresDb } from "./store/postgres-driver.js";
@@ -118,6 +119,17 @@ export async function createApp(
     keyring,
     logger,
     ...(db.driver === "pglite" ? { maxEventsPerPass: 1_000 } : {}),
+    onPass: (result) => metrics.integrated(result.integrated),
+  });
+  metrics.readLogLag(async () => {
+    const lag = await readLagSummary(db);
+    return {
+      head: Number(lag.head),
+      integrated: Number(lag.integrated),
+      oldestPendingSeconds: lag.oldestPending
+        ? Math.max(0, (Date.now() - lag.oldestPending.getTime()) / 1000)
+        : 0,
+    };
   });
   const events = createEventStore(
     db,
@@ -146,7 +158,11 @@ export async function createApp(
         authenticator,
         keyring,
         reader: createEventReader(db),
-        readYourWrites: createReadYourWrites({ db, nudge: () => integrator.nudge(true) }),
+        readYourWrites: createReadYourWrites({
+          db,
+          nudge: () => integrator.nudge(true),
+          onWaited: (seconds) => metrics.listWaited(seconds),
+        }),
         // Derived from the master key: every instance shares it, and it never leaves.
         cursors: createCursorCodec(secrets.masterKey),
       }),

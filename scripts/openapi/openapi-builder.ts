@@ -409,8 +409,12 @@ function scalarSchema(scalar: ScalarType, rules: FieldRules | undefined): JsonSc
       if (rules?.dateTime) schema.pattern = jsonSchemaPattern(DATE_TIME);
       return schema;
     }
+    case ScalarType.UINT64:
+      // Unsigned 64-bit integers (log positions) are numbers in REST bodies
+      // (src/transport/rest-rendering.ts uint64AsNumbers).
+      return { type: "integer", minimum: 0 };
     default:
-      // 64-bit integers and bytes are strings in proto JSON.
+      // Signed 64-bit integers and bytes are strings in proto JSON.
       return { type: "string" };
   }
 }

@@ -1,7 +1,8 @@
 /**
  * EventService's operation: ListEvents over REST and every RPC protocol. Renders each
  * listed event as a StoredEvent: every field that was created, as stored (strings
- * HTML-encoded by ingestion), with eventId, receivedAt and occurredAt.
+ * HTML-encoded by ingestion), with eventId, receivedAt, occurredAt, its logIndex and the
+ * salt the verifiable log hashes it with.
  */
 import { create, fromJson } from "@bufbuild/protobuf";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
@@ -38,6 +39,8 @@ export function storedEventMessage(event: ListedEvent): StoredEvent {
     eventId: event.eventId,
     receivedAt: event.receivedAt.toISOString(),
     occurredAt: event.occurredAt.toISOString(),
+    logIndex: event.logIndex,
+    salt: event.salt,
     entityType: payload.entityType,
     entityId: payload.entityId,
     actorType: payload.actorType,

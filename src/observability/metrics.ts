@@ -1,6 +1,7 @@
 /**
  * Prometheus metrics: requests by route and status, latency histograms, events
- * ingested, and the fail-open count of the rate limiter. One registry per app, so
+ * ingested, the fail-open count of the rate limiter, and the logs' lag behind their
+ * journals (docs/write-path.md). One registry per app, so
  * several apps in one process (tests) do not mix their figures.
  *
  * Invariant: no label value comes from the caller unbounded. Each label value is a new
@@ -8,7 +9,17 @@
  * methods are folded into a fixed set here, where labels are made; routes are the
  * service's own templates and statuses are the server's.
  */
-import { Counter, collectDefaultMetrics, Histogram, Registry } from "prom-client";
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+
+/** Where the logs stand, over every log of the database (store/log-integration.ts). */
+export interface LogLag {
+  /** Events acknowledged (journal rows). */
+  head: number;
+  /** Events the integrator has sequenced and indexed. */
+  integrated: number;
+  /** Age in seconds of the oldest acknowledged event not yet integrated; 0 when none. */
+  oldestPendingSeconds: number;
+}
 
 /** The service's metrics. */
 export interface Metrics {
@@ -18,6 +29,12 @@ export interface Metrics {
   rateLimiterFailedOpen(): void;
   /** A unary gRPC call answered by the lean path (transport/grpc-unary.ts). */
   grpcUnaryServed(): void;
+  /** A pass of this instance's integrator committed, sequencing `events`. */
+  integrated(events: number): void;
+  /** A list waited `seconds` for the integrator (read-your-writes). */
+  listWaited(seconds: number): void;
+  /** Reads the logs' lag at each scrape. */
+  readLogLag(source: () => Promise<LogLag>): void;
 }
 
 /** The methods counted under their own name; any other is counted as `OTHER`. */
@@ -71,6 +88,62 @@ export function createMetrics(withDefaults = false): Metrics {
     help: "Unary gRPC calls answered without the Connect adapter's streaming pipeline.",
     registers: [registry],
   });
+  const integratedTotal = new Counter({
+    name: "audit_integrator_events_total",
+    help: "Events this instance's integrator sequenced and indexed.",
+    registers: [registry],
+  });
+  const listWaits = new Histogram({
+    name: "audit_list_wait_seconds",
+    help: "Time a list waited for the integrator to pass what was acknowledged before it.",
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  });
+  // The logs' figures are the database's, read at each scrape (the same on every
+  // instance): no label, a handful of series whatever the number of logs.
+  let lagSource: (() => Promise<LogLag>) | undefined;
+  let lagRead: Promise<LogLag | undefined> | undefined;
+  const lag = () => {
+    // One read serves the four gauges of a scrape.
+    lagRead ??= (lagSource?.() ?? Promise.resolve(undefined))
+      .catch(() => undefined)
+      .finally(() => {
+        setImmediate(() => {
+          lagRead = undefined;
+        });
+      });
+    return lagRead;
+  };
+  const logGauge = (name: string, help: string, pick: (figures: LogLag) => number) =>
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      async collect() {
+        const figures = await lag();
+        if (figures) this.set(pick(figures));
+      },
+    });
+  logGauge(
+    "audit_log_head_events",
+    "Events acknowledged, over every log (the journals' length).",
+    (f) => f.head,
+  );
+  logGauge(
+    "audit_log_integrated_events",
+    "Events sequenced and indexed by the integrator, over every log.",
+    (f) => f.integrated,
+  );
+  logGauge(
+    "audit_log_lag_events",
+    "Events acknowledged but not yet listable (head minus integrated).",
+    (f) => f.head - f.integrated,
+  );
+  logGauge(
+    "audit_log_lag_seconds",
+    "Age of the oldest acknowledged event not yet listable; 0 when none.",
+    (f) => f.oldestPendingSeconds,
+  );
   return {
     registry,
     observeRequest(route, method, status, seconds) {
@@ -85,6 +158,15 @@ export function createMetrics(withDefaults = false): Metrics {
     },
     grpcUnaryServed() {
       grpcLean.inc();
+    },
+    integrated(events) {
+      integratedTotal.inc(events);
+    },
+    listWaited(seconds) {
+      listWaits.observe(seconds);
+    },
+    readLogLag(source) {
+      lagSource = source;
     },
   };
 }

@@ -368,3 +368,33 @@ export function reached(a: JournalPosition, b: JournalPosition): boolean {
   // compares uuid.
   return a.xid > b.xid || (a.xid === b.xid && a.id >= b.id);
 }
+
+/** Every log's figures summed: events acknowledged, integrated, and the oldest waiting. */
+export interface LagSummary {
+  head: bigint;
+  integrated: bigint;
+  /** receivedAt of the oldest journal row not yet integrated. */
+  oldestPending: Date | null;
+}
+
+/**
+ * The logs' lag, for metrics: each log's size plus its rows past its position (an index
+ * range of the rows not yet integrated, usually few), so no journal is counted whole.
+ */
+export async function readLagSummary(db: Queryable): Promise<LagSummary> {
+  const [row] = await db.query<{ integrated: string; pending: string; oldest: Date | null }>(
+    `select coalesce(sum(l.size), 0)::text as integrated,
+            coalesce(sum(p.pending), 0)::text as pending, min(p.oldest) as oldest
+       from event_logs l
+       cross join lateral (
+         select count(*) as pending, min(e.received_at) as oldest from events e
+          where e.project_id = l.project_id and e.environment = l.environment
+            and (e.xid, e.id) > (l.integrated_xid, l.integrated_id)) as p`,
+  );
+  const integrated = BigInt(row?.integrated ?? "0");
+  return {
+    head: integrated + BigInt(row?.pending ?? "0"),
+    integrated,
+    oldestPending: row?.oldest ?? null,
+  };
+}

@@ -39,6 +39,10 @@ export function toRestError(error: unknown): RestError {
     body.plan = quota.plan;
   }
   if (known.kind === "rate_limited") headers["retry-after"] = String(retryAfterSeconds ?? 1);
+  // A 503 that knows when to come back (a list waiting for the integrator) says so.
+  if (known.kind === "unavailable" && retryAfterSeconds !== undefined) {
+    headers["retry-after"] = String(retryAfterSeconds);
+  }
   if (known.kind === "payload_too_large") headers.connection = "close";
   return { status: STATUS[known.kind], body, headers };
 }

@@ -3,7 +3,7 @@
  * their proto JSON (spec sections 2 and 3). The operations (api/) know nothing of it:
  * they say what happened (`created`), and this table says what REST shows for it.
  */
-import type { DescMethod, JsonValue } from "@bufbuild/protobuf";
+import { type DescMessage, type DescMethod, type JsonValue, ScalarType } from "@bufbuild/protobuf";
 import { EventService } from "../../gen/audit/v1/events_pb.js";
 import { IngestService } from "../../gen/audit/v1/ingest_pb.js";
 import type { OperationReply } from "../api/operation.js";
@@ -30,3 +30,30 @@ export const REST_RENDERINGS: ReadonlyMap<DescMethod, RestRendering> = new Map<
   // Both keys always: `"events": []` on an empty page, `"nextCursor": null` on the last.
   [EventService.method.listEvents, { defaults: { events: [], nextCursor: null } }],
 ]);
+
+/**
+ * Proto JSON writes 64-bit integers as strings; REST bodies write the unsigned ones (log
+ * positions and counts, far below 2^53) as JSON numbers, as REST clients expect of a
+ * position. Changes `json`, the proto JSON of a `desc` message, in place.
+ */
+export function uint64AsNumbers(desc: DescMessage, json: JsonValue): void {
+  if (typeof json !== "object" || json === null || Array.isArray(json)) return;
+  for (const field of desc.fields) {
+    const value = json[field.jsonName];
+    if (value === undefined || value === null) continue;
+    if (field.fieldKind === "scalar" && field.scalar === ScalarType.UINT64) {
+      if (typeof value === "string") json[field.jsonName] = Number(value);
+    } else if (field.fieldKind === "list" && field.listKind === "scalar") {
+      if (field.scalar === ScalarType.UINT64 && Array.isArray(value)) {
+        json[field.jsonName] = value.map((item) =>
+          typeof item === "string" ? Number(item) : item,
+        );
+      }
+    } else if (field.fieldKind === "message" && !field.message.typeName.startsWith("google.")) {
+      uint64AsNumbers(field.message, value);
+    } else if (field.fieldKind === "list" && field.listKind === "message" && Array.isArray(value)) {
+      if (field.message.typeName.startsWith("google.")) continue;
+      for (const item of value) uint64AsNumbers(field.message, item);
+    }
+  }
+}

@@ -23,6 +23,9 @@ export interface ListedEventJson {
   eventId: string;
   occurredAt: string;
   receivedAt: string;
+  logIndex: number;
+  /** 32 bytes, base64. */
+  salt: string;
   [field: string]: unknown;
 }
 

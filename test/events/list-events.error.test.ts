@@ -259,6 +259,43 @@ describe("List Events refusals", () => {
     });
   });
 
+  describe("a log the integrator cannot pass", () => {
+    // A journal row whose payload does not open stops its log's integrator there (it
+    // skips nothing): a list cannot show every acknowledged event, so after waiting
+    // (5 s) it says so rather than answer without them.
+    it("answers 503 with Retry-After, not a page that leaves acknowledged events out; lists again once it can", async () => {
+      const stuck = await server.provision();
+      const [listed] = await createEvents(server, stuck.secret, [
+        { actionKey: "doc.viewed", entityType: "doc", entityId: "first", actorId: "u1" },
+      ]);
+      expect((await listEvents(server, bearer(stuck.secret), {})).status).toBe(200);
+      await server.app.db.query(
+        `insert into events (project_id, environment, id, occurred_at, received_at, key_version,
+                             payload)
+         values ($1, 'test', '01a20000-0000-7000-8000-0000000000aa', now(), now(), 1, $2)`,
+        [stuck.projectId, Buffer.from([1, 2, 3])],
+      );
+      const refused = await listEvents(server, bearer(stuck.secret), {});
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get("retry-after")).toBe("1");
+      expect(refused.body).toEqual({
+        error: "Service temporarily unavailable: recent events are still being indexed",
+      });
+      const rpc = await rpcFailure(
+        clients.connect.listEvents({}, { headers: bearer(stuck.secret) }),
+      );
+      expect(rpc.code).toBe(Code.Unavailable);
+
+      await server.app.db.query("delete from events where project_id = $1 and id <> $2", [
+        stuck.projectId,
+        listed,
+      ]);
+      const again = await listEvents(server, bearer(stuck.secret), {});
+      expect(again.status).toBe(200);
+      expect((again.body.events as { eventId: string }[]).map((e) => e.eventId)).toEqual([listed]);
+    });
+  });
+
   describe.each(["connect", "grpc"] as const)("%s", (protocol) => {
     it("a bad limit is InvalidArgument with the same message", async () => {
       const error = await rpcFailure(

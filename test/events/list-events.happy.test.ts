@@ -5,6 +5,7 @@
 import { toJson } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ListEventsResponseSchema } from "../../gen/audit/v1/events_pb.js";
+import { uint64AsNumbers } from "../../src/transport/rest-rendering.js";
 import { startTestServer, type TestServer, validEvent } from "../support/test-server.js";
 import {
   bearer,
@@ -17,6 +18,16 @@ import {
   listEvents,
   listedEvents,
 } from "./events-client.js";
+
+// 32 bytes in base64.
+const SALT = /^[A-Za-z0-9+/]{43}=$/;
+
+/** The RPC reply as REST shows it (REST writes unsigned 64-bit fields as numbers). */
+const asRest = (reply: Parameters<typeof toJson<typeof ListEventsResponseSchema>>[1]) => {
+  const json = toJson(ListEventsResponseSchema, reply);
+  uint64AsNumbers(ListEventsResponseSchema, json);
+  return json;
+};
 
 const minutesBefore = (minutes: number) =>
   new Date(Date.parse("2024-03-10T12:00:00.000Z") - minutes * 60_000).toISOString();
@@ -143,6 +154,8 @@ describe("List Events", () => {
       expect(event).toEqual({
         eventId: ids.e1,
         receivedAt: receivedAt.e1,
+        logIndex: 0,
+        salt: expect.stringMatching(SALT),
         ...FIXTURE.e1,
       });
       expect(Date.parse(receivedAt.e1)).toBeGreaterThan(Date.parse(FIXTURE.e1.occurredAt));
@@ -153,9 +166,31 @@ describe("List Events", () => {
       expect(event).toEqual({
         eventId: ids.e3,
         receivedAt: receivedAt.e3,
+        logIndex: 2,
+        salt: expect.stringMatching(SALT),
         actorType: "user",
         ...FIXTURE.e3,
       });
+    });
+
+    it("each event has its logIndex, from 0 in the order created, and a salt of its own", async () => {
+      const events = await listedEvents(server, bearer(secret));
+      const byIndex = [...events].sort((a, b) => a.logIndex - b.logIndex);
+      expect(byIndex.map((event) => event.logIndex)).toEqual([0, 1, 2, 3, 4, 5]);
+      expect(byIndex.map((event) => event.eventId)).toEqual(NAMES.map((name) => ids[name]));
+      expect(new Set(events.map((event) => event.salt)).size).toBe(6);
+      for (const event of events) expect(Buffer.from(event.salt, "base64")).toHaveLength(32);
+    });
+
+    it("an event acknowledged before a list began is in it, every time", async () => {
+      const key = await server.provision();
+      for (let i = 0; i < 15; i++) {
+        const [created] = await createEvents(server, key.secret, [
+          validEvent({ entityId: `ryw-${i}` }),
+        ]);
+        const listed = await listedEvents(server, bearer(key.secret), { limit: 1 });
+        expect(listed.map((event) => [event.eventId, event.logIndex])).toEqual([[created, i]]);
+      }
     });
 
     it("strings come back HTML-encoded, as ingestion stored them", async () => {
@@ -369,12 +404,12 @@ describe("List Events", () => {
         const headers = bearer(secret);
         let rest = await listEvents(server, headers, { limit: 4, tenantId: "globex" });
         let rpc = await client.listEvents({ limit: 4, tenantId: "globex" }, { headers });
-        expect(toJson(ListEventsResponseSchema, rpc)).toEqual({ events: rest.body.events });
+        expect(asRest(rpc)).toEqual({ events: rest.body.events });
 
         rest = await listEvents(server, headers, { limit: 4 });
         rpc = await client.listEvents({ limit: 4 }, { headers });
         expect(rest.body.nextCursor).toEqual(expect.any(String));
-        expect(toJson(ListEventsResponseSchema, rpc)).toEqual(rest.body);
+        expect(asRest(rpc)).toEqual(rest.body);
 
         // A cursor from REST continues over RPC, and the reverse.
         const cursor = rest.body.nextCursor as string;
@@ -382,7 +417,7 @@ describe("List Events", () => {
         rest = await listEvents(server, headers, { limit: 4, cursor });
         expect(rpc.nextCursor).toBeUndefined();
         expect(rest.body.nextCursor).toBeNull();
-        expect(toJson(ListEventsResponseSchema, rpc)).toEqual({ events: rest.body.events });
+        expect(asRest(rpc)).toEqual({ events: rest.body.events });
         expect(rpc.events.map((event) => event.eventId)).toEqual([ids.e5, ids.e6]);
       },
     );
