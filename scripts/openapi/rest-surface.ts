@@ -15,14 +15,11 @@ import {
   MAX_QUERY_CHARS,
   MAX_QUERY_WORDS,
 } from "../../src/events/list-params.js";
-import {
-  DEFAULT_TOKEN_SECONDS,
-  MAX_TENANT_CHARS,
-  MAX_TOKEN_SECONDS,
-} from "../../src/events/token-service.js";
+import { DEFAULT_TOKEN_SECONDS, MAX_TOKEN_SECONDS } from "../../src/events/token-service.js";
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from "../../src/ingest/ingest-service.js";
 import { MONTHLY_LIMITS } from "../../src/limits/monthly-quota.js";
 import { MAX_NESTING } from "../../src/vocabulary/json-limits.js";
+import { MAX_TENANT_ID_CHARS } from "../../src/vocabulary/text-length.js";
 
 /** A JSON Schema (2020-12) object, as OpenAPI 3.1 embeds it. */
 export type JsonSchema = { [keyword: string]: unknown };
@@ -84,7 +81,7 @@ export const FIELD_LIMITS: Readonly<Record<string, Readonly<Record<string, JsonS
   },
   "audit.v1.CreateFrontendTokenRequest": {
     expiresInSeconds: { minimum: 1, maximum: MAX_TOKEN_SECONDS, default: DEFAULT_TOKEN_SECONDS },
-    tenantId: { minLength: 1, maxLength: MAX_TENANT_CHARS },
+    tenantId: { minLength: 1, maxLength: MAX_TENANT_ID_CHARS },
   },
 };
 
@@ -279,7 +276,7 @@ export const REST_SURFACE: Readonly<Record<string, MethodSurface>> = {
           ...BODY_400,
           "Request body must be a JSON object",
           `expiresInSeconds must be an integer from 1 to ${MAX_TOKEN_SECONDS}`,
-          `tenantId must be a string of 1 to ${MAX_TENANT_CHARS} characters`,
+          `tenantId must be a string of 1 to ${MAX_TENANT_ID_CHARS} characters`,
           HTTPS_400,
         ],
         exact: false,

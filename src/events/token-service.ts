@@ -11,13 +11,12 @@ import type { Authenticator } from "../auth/authenticator.js";
 import type { Credential } from "../auth/credentials.js";
 import type { FrontendTokens, IssuedToken } from "../auth/frontend-tokens.js";
 import { ServiceError } from "../errors.js";
+import { codePointLength, MAX_TENANT_ID_CHARS } from "../vocabulary/text-length.js";
 
 /** Lifetime of a token when none is asked for, in seconds. */
 export const DEFAULT_TOKEN_SECONDS = 90;
 /** The longest lifetime, in seconds. */
 export const MAX_TOKEN_SECONDS = 3600;
-/** The longest tenantId (as for an event's tenantId). */
-export const MAX_TENANT_CHARS = 64;
 
 /** A Create Frontend Token request, as any transport hands it over. */
 export interface CreateTokenRequest {
@@ -80,9 +79,9 @@ export function createTokenService(deps: TokenServiceDeps): TokenService {
         tenantField !== undefined &&
         (typeof tenantId !== "string" ||
           tenantId.length === 0 ||
-          tenantId.length > MAX_TENANT_CHARS)
+          codePointLength(tenantId) > MAX_TENANT_ID_CHARS)
       ) {
-        throw bad(`tenantId must be a string of 1 to ${MAX_TENANT_CHARS} characters`);
+        throw bad(`tenantId must be a string of 1 to ${MAX_TENANT_ID_CHARS} characters`);
       }
 
       return deps.tokens.issue(

@@ -16,6 +16,7 @@ import {
 } from "../../gen/audit/v1/rules_pb.js";
 import type { FieldIssue } from "../errors.js";
 import { MAX_NESTING, NUMBER_OUT_OF_RANGE } from "../vocabulary/json-limits.js";
+import { codePointLength } from "../vocabulary/text-length.js";
 
 type Path = (string | number)[];
 
@@ -306,7 +307,7 @@ function compileScalar(scalar: ScalarType, rules: FieldRules | undefined): Check
       });
     }
     // Lengths count Unicode code points, so an emoji is one character.
-    if (maxLen > 0 && value.length > maxLen && codePoints(value) > maxLen) {
+    if (maxLen > 0 && value.length > maxLen && codePointLength(value) > maxLen) {
       issues.push({
         path,
         message: `String must contain at most ${maxLen} character(s)`,
@@ -318,10 +319,4 @@ function compileScalar(scalar: ScalarType, rules: FieldRules | undefined): Check
     }
     return value;
   };
-}
-
-function codePoints(value: string): number {
-  let count = 0;
-  for (const _ of value) count++;
-  return count;
 }

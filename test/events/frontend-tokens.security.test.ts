@@ -287,6 +287,22 @@ describe("frontend tokens", () => {
       expect(events.map((event) => event.tenantId)).toEqual(["acme", "acme"]);
     });
 
+    it("a tenant of 64 emoji (64 code points, 128 UTF-16 units) is valid for events and tokens alike; 65 for neither", async () => {
+      const tenantId = "\u{1F600}".repeat(64);
+      const created = await postEvent(server, validEvent({ tenantId }), bearer(key.secret));
+      expect(created.status).toBe(201);
+      const token = await tokenFor(server, key.secret, { tenantId });
+      const events = await listedEvents(server, bearer(token));
+      expect(events.map((event) => event.eventId)).toEqual([created.body.eventId]);
+
+      const longer = `${tenantId}\u{1F600}`;
+      expect(
+        (await postEvent(server, validEvent({ tenantId: longer }), bearer(key.secret))).status,
+      ).toBe(422);
+      const refused = await issueToken(server, bearer(key.secret), { tenantId: longer });
+      expect(refused.status).toBe(400);
+    });
+
     it("a tenant-restricted token asking for another tenant gets nothing", async () => {
       const token = await tokenFor(server, key.secret, { tenantId: "acme" });
       const response = await listEvents(server, bearer(token), { tenantId: "globex" });

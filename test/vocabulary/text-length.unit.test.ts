@@ -1,0 +1,22 @@
+/** Text lengths: one count (code points) and one tenantId limit for events and tokens. */
+import { getOption } from "@bufbuild/protobuf";
+import { describe, expect, it } from "vitest";
+import { EventSchema } from "../../gen/audit/v1/event_pb.js";
+import { field as fieldRules } from "../../gen/audit/v1/rules_pb.js";
+import { codePointLength, MAX_TENANT_ID_CHARS } from "../../src/vocabulary/text-length.js";
+
+describe("text length", () => {
+  it("counts code points: an emoji is one, a lone surrogate one, ASCII one each", () => {
+    expect(codePointLength("")).toBe(0);
+    expect(codePointLength("abc")).toBe(3);
+    expect(codePointLength("\u{1F600}\u{1F600}")).toBe(2);
+    expect(codePointLength("\uD800x")).toBe(2);
+  });
+
+  it("an event's tenantId rule in event.proto is the tokens' limit", () => {
+    const tenant = EventSchema.fields.find((f) => f.name === "tenant_id");
+    expect(tenant).toBeDefined();
+    if (!tenant) return;
+    expect(getOption(tenant, fieldRules).maxLen).toBe(MAX_TENANT_ID_CHARS);
+  });
+});
