@@ -169,7 +169,7 @@ export async function createApp(
     ),
     ...tokenOperations(createTokenService({ authenticator, tokens: frontendTokens })),
     ...adminOperations(
-      createAdminService({ projects, keyring, authenticator }),
+      createAdminService({ projects, keyring, authenticator, db }),
       createAdminTokenGuard(secrets.adminToken),
     ),
   ]);

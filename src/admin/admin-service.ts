@@ -9,6 +9,8 @@ import { generateApiKey } from "../auth/api-keys.js";
 import type { Authenticator } from "../auth/authenticator.js";
 import type { Keyring } from "../crypto/keyring.js";
 import { ServiceError } from "../errors.js";
+import type { Db } from "../store/db.js";
+import { type LogFigures, readLogFigures } from "../store/log-integration.js";
 import type { ApiKeyRecord, ProjectRecord, ProjectStore } from "../store/projects.js";
 import type { EnvironmentName, PlanName } from "../vocabulary/tenancy.js";
 
@@ -17,6 +19,8 @@ export interface AdminDeps {
   projects: ProjectStore;
   keyring: Keyring;
   authenticator: Authenticator;
+  /** Where the logs' figures are read. */
+  db: Db;
 }
 
 /** A key just created, with its secret (shown once). */
@@ -38,6 +42,8 @@ export interface AdminService {
   setApiKeyStatus(id: string, status: "revoked" | "retired"): Promise<ApiKeyRecord>;
   /** A new data key for the project; its events stay readable. */
   rotateProjectKey(projectId: string): Promise<ProjectRecord>;
+  /** How far a log is integrated (docs/write-path.md). */
+  logPosition(projectId: string, environment: EnvironmentName): Promise<LogFigures>;
 }
 
 /** Creates the admin service. */
@@ -86,6 +92,12 @@ export function createAdminService(deps: AdminDeps): AdminService {
       const project = await requireProject(projectId);
       await keyring.rotate(project.id);
       return requireProject(project.id);
+    },
+    async logPosition(projectId, environment) {
+      const project = await requireProject(projectId);
+      const figures = await readLogFigures(deps.db, project.id, environment);
+      if (!figures) throw new ServiceError("not_found", `Project ${projectId} not found`);
+      return figures;
     },
   };
 }

@@ -14,6 +14,7 @@ import {
   ApiKeySchema,
   ApiKeyStatus,
   Environment,
+  GetLogPositionResponseSchema,
   Plan,
   type Project,
   ProjectSchema,
@@ -31,6 +32,7 @@ Commands:
   key list <projectId>                             list a project's API keys
   key revoke <keyId>                               revoke a key (403 from then on)
   key retire <keyId>                               retire a key permanently
+  log position <projectId> [--env test|live]       events acknowledged and integrated
 
 Options:
   --url <url>            service address (default: AUDIT_URL or http://127.0.0.1:3000)
@@ -141,6 +143,17 @@ async function main(argv: string[]): Promise<void> {
     case "key retire": {
       const { apiKey } = await client.retireApiKey({ id: arg(0, "keyId") });
       if (apiKey) print(describeKey(apiKey), toJson(ApiKeySchema, apiKey));
+      return;
+    }
+    case "log position": {
+      const position = await client.getLogPosition({
+        projectId: arg(0, "projectId"),
+        environment: choose(ENVIRONMENTS, values.env ?? "test", "--env"),
+      });
+      print(
+        `head ${position.head}, integrated ${position.integrated}, lag ${position.lagSeconds.toFixed(1)} s`,
+        toJson(GetLogPositionResponseSchema, position),
+      );
       return;
     }
     default:

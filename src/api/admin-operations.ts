@@ -15,6 +15,8 @@ import {
   CreateProjectRequestSchema,
   CreateProjectResponseSchema,
   Environment,
+  GetLogPositionRequestSchema,
+  GetLogPositionResponseSchema,
   ListApiKeysRequestSchema,
   ListApiKeysResponseSchema,
   ListProjectsResponseSchema,
@@ -197,6 +199,24 @@ export function adminOperations(admin: Admin, guard: AdminTokenGuard): Operation
         const project = await admin.rotateProjectKey(projectId(request.projectId));
         return {
           message: create(RotateProjectKeyResponseSchema, { project: projectMessage(project) }),
+        };
+      },
+    ],
+    [
+      m.getLogPosition,
+      async (call) => {
+        const request = decodeRequest(GetLogPositionRequestSchema, call);
+        const environment = environmentName(request.environment);
+        const log = await admin.logPosition(projectId(request.projectId), environment);
+        return {
+          message: create(GetLogPositionResponseSchema, {
+            head: log.head,
+            integrated: log.integrated,
+            lagSeconds: log.oldestPending
+              ? Math.max(0, (Date.now() - log.oldestPending.getTime()) / 1000)
+              : 0,
+            ...(log.integratedAt ? { integratedAt: log.integratedAt.toISOString() } : {}),
+          }),
         };
       },
     ],

@@ -398,3 +398,42 @@ export async function readLagSummary(db: Queryable): Promise<LagSummary> {
     oldestPending: row?.oldest ?? null,
   };
 }
+
+/** One log's figures: what its journal holds and how far it is integrated. */
+export interface LogFigures {
+  head: bigint;
+  integrated: bigint;
+  oldestPending: Date | null;
+  integratedAt: Date | null;
+}
+
+/** One log's figures; undefined when the log does not exist. */
+export async function readLogFigures(
+  db: Queryable,
+  projectId: string,
+  environment: string,
+): Promise<LogFigures | undefined> {
+  const [row] = await db.query<{
+    size: string;
+    pending: string;
+    oldest: Date | null;
+    integrated_at: Date | null;
+  }>(
+    `select l.size::text as size, p.pending::text as pending, p.oldest, l.integrated_at
+       from event_logs l
+       cross join lateral (
+         select count(*) as pending, min(e.received_at) as oldest from events e
+          where e.project_id = l.project_id and e.environment = l.environment
+            and (e.xid, e.id) > (l.integrated_xid, l.integrated_id)) as p
+      where l.project_id = $1 and l.environment = $2`,
+    [projectId, environment],
+  );
+  if (!row) return undefined;
+  const integrated = BigInt(row.size);
+  return {
+    head: integrated + BigInt(row.pending),
+    integrated,
+    oldestPending: row.oldest,
+    integratedAt: row.integrated_at,
+  };
+}

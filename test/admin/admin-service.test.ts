@@ -123,6 +123,37 @@ describe("AdminService", () => {
     expect(unknown?.code).toBe(Code.NotFound);
   });
 
+  it("GetLogPosition reports a log's head and how far it is integrated", async () => {
+    const key = await server.provision();
+    const position = (environment: Environment) =>
+      server.admin.getLogPosition({ projectId: key.projectId, environment });
+    const empty = await position(Environment.TEST);
+    expect([empty.head, empty.integrated, empty.lagSeconds]).toEqual([0n, 0n, 0]);
+    for (let i = 0; i < 3; i++) {
+      expect((await postEvent(server, validEvent(), { "x-project-key": key.secret })).status).toBe(
+        201,
+      );
+    }
+    // A list waits for the integrator to pass what was acknowledged before it.
+    const listed = await fetch(`${server.url}/api/events`, {
+      headers: { authorization: `Bearer ${key.secret}` },
+    });
+    expect(listed.status).toBe(200);
+    const after = await position(Environment.TEST);
+    expect([after.head, after.integrated, after.lagSeconds]).toEqual([3n, 3n, 0]);
+    expect(Date.parse(after.integratedAt ?? "")).toBeGreaterThan(0);
+    const live = await position(Environment.LIVE);
+    expect([live.head, live.integrated]).toEqual([0n, 0n]);
+
+    const unknown = await failure(
+      server.admin.getLogPosition({
+        projectId: "01a20000-0000-7000-8000-000000000000",
+        environment: Environment.LIVE,
+      }),
+    );
+    expect(unknown?.code).toBe(Code.NotFound);
+  });
+
   it("rotating a project's data key bumps its version and ingestion continues", async () => {
     const key = await server.provision();
     expect((await postEvent(server, validEvent(), { "x-project-key": key.secret })).status).toBe(
