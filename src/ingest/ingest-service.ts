@@ -18,6 +18,7 @@ import type { EventInput } from "../vocabulary/event-input.js";
 import { canonicalHash } from "./canonical-json.js";
 import { eventValidator } from "./event-input.js";
 import { encodeHtml, encodeJson } from "./html-encoding.js";
+import { eventBodyHash } from "./idempotency-hash.js";
 
 /** The longest Idempotency-Key accepted. */
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
@@ -82,20 +83,32 @@ export function createIngestService(deps: IngestDeps): IngestService {
       // (log/derive.ts), from these same fields.
       const sealed = await sealEvent(keys, at, toPayload(input), encodeContext(input));
 
-      const result = await deps.events.createEvent({
-        ...at,
-        occurredAt: input.occurredAt ? new Date(input.occurredAt) : receivedAt,
-        receivedAt,
-        sealed,
-        idempotency:
-          idempotencyKey === undefined
-            ? undefined
-            : {
-                keyHash: hash("sha256", idempotencyKey, "buffer"),
-                bodyHash: canonicalHash(body),
-                expiresAt: new Date(receivedAt.getTime() + ttlMs),
-              },
-      });
+      const write = (bodyHash: Buffer) =>
+        deps.events.createEvent({
+          ...at,
+          occurredAt: input.occurredAt ? new Date(input.occurredAt) : receivedAt,
+          receivedAt,
+          sealed,
+          idempotency:
+            idempotencyKey === undefined
+              ? undefined
+              : {
+                  keyHash: hash("sha256", idempotencyKey, "buffer"),
+                  bodyHash,
+                  expiresAt: new Date(receivedAt.getTime() + ttlMs),
+                },
+        });
+      let result: WriteResult;
+      try {
+        result = await write(eventBodyHash(input));
+      } catch (error) {
+        if (!(error instanceof ServiceError && error.kind === "conflict")) throw error;
+        // Claims stored by versions before the canonical event hash hold the canonical
+        // JSON hash of the body as sent: a retry matching that is the same request.
+        // Once every instance has run this version for IDEMPOTENCY_TTL_SECONDS, no such
+        // claim is left and this second look can go.
+        result = await write(canonicalHash(body));
+      }
       if (!result.replayed) deps.onCreated?.(principal);
       return result;
     },
