@@ -1,6 +1,7 @@
 /**
- * CORS for the routes a browser calls (List Events, with a frontend token). It owns the
- * preflight answer and the headers of the actual response; routes not listed (event
+ * CORS for the routes a browser calls (List Events, with a frontend token): the REST route
+ * and the same method's Connect and gRPC-Web procedure, under one origin policy. It owns
+ * the preflight answer and the headers of the actual response; routes not listed (event
  * ingestion above all) get neither, so a browser cannot call them cross-origin.
  *
  * Any origin (`*`) is the default: tokens travel in the Authorization header, never in
@@ -8,10 +9,21 @@
  * `Access-Control-Allow-Credentials` is never sent. With CORS_ORIGINS set, only those
  * origins are echoed back (with `Vary: Origin`).
  */
+import { cors as connectCors } from "@connectrpc/connect";
 import { headerValue, type NodeRequest, type NodeResponse } from "./node-http.js";
 
 /** The request headers a browser may send on a cross-origin call. */
 export const CORS_ALLOWED_HEADERS = "authorization, content-type, x-request-id";
+/**
+ * The request headers of a Connect or gRPC-Web call from a browser: the credential and the
+ * headers connect-es publishes for its protocols (`cors` of @connectrpc/connect).
+ */
+const RPC_ALLOWED_HEADERS = headerList([
+  ...CORS_ALLOWED_HEADERS.split(", "),
+  ...connectCors.allowedHeaders,
+]);
+/** The response headers such a call must read (gRPC-Web's status and its details). */
+const RPC_EXPOSED_HEADERS = headerList(["x-request-id", ...connectCors.exposedHeaders]);
 /** How long a browser may cache a preflight answer, in seconds. */
 const PREFLIGHT_MAX_AGE = 600;
 
@@ -21,6 +33,14 @@ export interface CorsOptions {
   origins: readonly string[];
   /** The paths that answer cross-origin calls, and the methods they allow. */
   routes: Readonly<Record<string, readonly string[]>>;
+  /** RPC procedures (`/audit.v1.EventService/ListEvents`) that answer them too (POST). */
+  procedures?: readonly string[];
+}
+
+interface CorsRule {
+  methods: readonly string[];
+  allowHeaders: string;
+  exposeHeaders: string;
 }
 
 /** CORS for the handler. */
@@ -33,10 +53,26 @@ export interface Cors {
   handle(req: NodeRequest, res: NodeResponse, method: string, path: string): boolean;
 }
 
+/** Header names, lower-cased, each once, as one header value. */
+function headerList(names: readonly string[]): string {
+  return [...new Set(names.map((name) => name.toLowerCase()))].join(", ");
+}
+
 /** Creates CORS for `routes`. */
 export function createCors(options: CorsOptions): Cors {
   const anyOrigin = options.origins.includes("*");
   const allowed = new Set(options.origins.map((origin) => origin.toLowerCase()));
+  const rules = new Map<string, CorsRule>();
+  for (const [path, methods] of Object.entries(options.routes)) {
+    rules.set(path, { methods, allowHeaders: CORS_ALLOWED_HEADERS, exposeHeaders: "x-request-id" });
+  }
+  for (const path of options.procedures ?? []) {
+    rules.set(path, {
+      methods: ["POST"],
+      allowHeaders: RPC_ALLOWED_HEADERS,
+      exposeHeaders: RPC_EXPOSED_HEADERS,
+    });
+  }
 
   // The Access-Control-Allow-Origin for a request's Origin, or undefined when refused.
   const allowOrigin = (origin: string | undefined) => {
@@ -46,8 +82,9 @@ export function createCors(options: CorsOptions): Cors {
 
   return {
     handle(req, res, method, path) {
-      const methods = options.routes[path];
-      if (!methods) return false;
+      const rule = rules.get(path);
+      if (!rule) return false;
+      const { methods } = rule;
       const origin = headerValue(req, "origin");
       if (!anyOrigin) res.setHeader("vary", "Origin");
       const allowedOrigin = allowOrigin(origin);
@@ -58,7 +95,7 @@ export function createCors(options: CorsOptions): Cors {
         if (allowedOrigin !== undefined) {
           res.setHeader("access-control-allow-origin", allowedOrigin);
           res.setHeader("access-control-allow-methods", [...methods, "OPTIONS"].join(", "));
-          res.setHeader("access-control-allow-headers", CORS_ALLOWED_HEADERS);
+          res.setHeader("access-control-allow-headers", rule.allowHeaders);
           res.setHeader("access-control-max-age", String(PREFLIGHT_MAX_AGE));
         }
         res.setHeader("content-length", "0");
@@ -67,7 +104,7 @@ export function createCors(options: CorsOptions): Cors {
       }
       if (allowedOrigin !== undefined) {
         res.setHeader("access-control-allow-origin", allowedOrigin);
-        res.setHeader("access-control-expose-headers", "x-request-id");
+        res.setHeader("access-control-expose-headers", rule.exposeHeaders);
       }
       return false;
     },

@@ -1,13 +1,15 @@
 /**
  * The edge assembled: from the operations and the services that declare them, one
  * handler for the port that serves REST (routes from the proto annotations), gRPC,
- * gRPC-Web and Connect (connect-node's adapter, and the lean unary gRPC path beside it).
+ * gRPC-Web and Connect (connect-node's adapter, and the lean unary gRPC path beside it),
+ * with gRPC server reflection and the gRPC health service on the same routes.
  * Every path reads the request's facts from the same reader, refuses plain HTTP with the
  * same rule, and reports failures to the same reporter.
  */
 import type { DescService } from "@bufbuild/protobuf";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { Logger } from "pino";
+import { Health } from "../../gen/grpc/health/v1/health_pb.js";
 import type { Operations } from "../api/operation.js";
 import type { Metrics } from "../observability/metrics.js";
 import { MAX_BODY_BYTES } from "./body.js";
@@ -15,6 +17,8 @@ import { contextValuesFrom } from "./connect-context.js";
 import { connectRoutes, errorBoundary } from "./connect-routes.js";
 import { createCors } from "./cors.js";
 import { createErrorReporter } from "./error-reporter.js";
+import { healthRoutes } from "./grpc-health.js";
+import { createReflectionIndex, REFLECTION_SERVICES, reflectionRoutes } from "./grpc-reflection.js";
 import { createGrpcUnary } from "./grpc-unary.js";
 import { createHttpHandler, notFound, type ReadinessCheck } from "./http-handler.js";
 import { createHttpsRule } from "./https-required.js";
@@ -41,16 +45,31 @@ export interface EdgeOptions {
   optionalReadiness?: Record<string, ReadinessCheck>;
 }
 
+/** The REST routes browsers may call from other origins (with a frontend token). */
+const CORS_ROUTES: Readonly<Record<string, readonly string[]>> = { "/api/events": ["GET"] };
+
 /** Creates the handler of the port. */
 export function createEdge(options: EdgeOptions): (req: NodeRequest, res: NodeResponse) => void {
   const { operations, logger, metrics } = options;
   const readFacts = createFactsReader({ trustProxy: options.trustProxy });
   const reporter = createErrorReporter(logger);
-  const https = createHttpsRule(options.requireHttps);
+  // Health answers plain HTTP in production too, like the /healthz and /readyz probes.
+  const https = createHttpsRule(options.requireHttps, [Health.typeName]);
   const routes = connectRoutes(operations);
+  const rpcServices = [...options.services, Health, ...REFLECTION_SERVICES];
+  const reflection = reflectionRoutes(createReflectionIndex(rpcServices));
+  const health = healthRoutes({
+    services: rpcServices.map((service) => service.typeName),
+    ready: () =>
+      Promise.all(Object.values(options.readiness).map((check) => check())).then(() => true),
+  });
   const interceptors = [errorBoundary(reporter), https.interceptor];
   const connect = connectNodeAdapter({
-    routes,
+    routes: (router) => {
+      routes(router);
+      reflection(router);
+      health(router);
+    },
     interceptors,
     fallback: notFound,
     readMaxBytes: MAX_BODY_BYTES,
@@ -68,22 +87,34 @@ export function createEdge(options: EdgeOptions): (req: NodeRequest, res: NodeRe
       })
     : undefined;
   const procedures = new Set(
-    options.services.flatMap((service) =>
+    rpcServices.flatMap((service) =>
       service.methods.map((method) => `/${service.typeName}/${method.name}`),
     ),
   );
+  const restRouter = createRestRouter(options.services, operations);
   return createHttpHandler({
     logger,
     metrics,
     reporter,
     readFacts,
     https,
-    rest: createRestRouter(options.services, operations),
+    rest: restRouter,
     connect,
     ...(grpcUnary ? { grpcUnary } : {}),
     procedures,
     readiness: options.readiness,
     ...(options.optionalReadiness ? { optionalReadiness: options.optionalReadiness } : {}),
-    cors: createCors({ origins: options.corsOrigins, routes: { "/api/events": ["GET"] } }),
+    cors: createCors({
+      origins: options.corsOrigins,
+      routes: CORS_ROUTES,
+      // The same methods over Connect and gRPC-Web, for @connectrpc/connect-web clients.
+      procedures: options.services.flatMap((service) =>
+        service.methods
+          .filter((method) =>
+            restRouter.routes.some((r) => r.method === method && r.template in CORS_ROUTES),
+          )
+          .map((method) => `/${service.typeName}/${method.name}`),
+      ),
+    }),
   });
 }

@@ -21,15 +21,21 @@ export interface HttpsRule {
   readonly interceptor: Interceptor;
 }
 
-/** Creates the rule; with `required` false, nothing is refused. */
-export function createHttpsRule(required: boolean): HttpsRule {
+/**
+ * Creates the rule; with `required` false, nothing is refused. RPCs of the `exempt`
+ * services (the gRPC health service: a probe) are never refused.
+ */
+export function createHttpsRule(required: boolean, exempt: readonly string[] = []): HttpsRule {
+  const exemptServices = new Set(exempt);
   const refuses = (facts: RequestFacts) => required && !facts.secure;
   const refusal = () => new ServiceError("bad_request", Messages.httpsRequired);
   return {
     refuses,
     refusal,
     interceptor: (next) => async (req) => {
-      if (required && refuses(factsOf(req.contextValues))) throw refusal();
+      if (required && !exemptServices.has(req.service.typeName)) {
+        if (refuses(factsOf(req.contextValues))) throw refusal();
+      }
       return next(req);
     },
   };
