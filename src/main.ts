@@ -21,6 +21,9 @@ function exitOnConfigError(error: unknown): never {
 }
 
 async function main(): Promise<void> {
+  // A reader of stderr that has gone away (a supervisor killed, a pipe closed) must not end the
+  // service: the next write there (the first-start banner) would otherwise throw EPIPE.
+  process.stderr.on("error", () => {});
   let config: Config;
   try {
     config = loadConfig();

@@ -172,6 +172,25 @@ describe("the start commands and the signals a supervisor sends", () => {
   }
 
   it(
+    "node dist/src/main.js: SIGTERM after the reader of its stdout and stderr went away still stops it, exit 0",
+    async () => {
+      // What a supervisor killed with SIGKILL, or a crashed log shipper, leaves behind. Storage
+      // of its own: on the embedded default, the first-start banner then goes to a closed stderr.
+      const service = await spawnService({}, { command: PRODUCTION });
+      running.push(service);
+      const listening = await service.waitForLog("audit event service listening", 1_000);
+      servicePids.push(Number(listening.pid));
+      service.child.stdout?.destroy();
+      service.child.stderr?.destroy();
+      service.child.kill("SIGTERM");
+      const { code } = await service.exited;
+      expect(code).toBe(0);
+      expect(await portIsFree(service.port)).toBe(true);
+    },
+    START_TIMEOUT_MS,
+  );
+
+  it(
     "a second npm start with nothing changed does not build; SIGTERM as it logs listening stops it cleanly",
     async () => {
       // Whatever the state of dist/, this brings it up to date (and leaves it so).
