@@ -67,5 +67,6 @@ describe.skipIf(usingPostgres)("first start of the embedded default", () => {
     } finally {
       await service.cleanup();
     }
-  });
+    // Two starts of the embedded default, each initialising PGlite: over a minute when loaded.
+  }, 180_000);
 });
