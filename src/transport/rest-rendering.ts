@@ -4,6 +4,7 @@
  * they say what happened (`created`), and this table says what REST shows for it.
  */
 import { type DescMessage, type DescMethod, type JsonValue, ScalarType } from "@bufbuild/protobuf";
+import { FeatureSet_FieldPresence } from "@bufbuild/protobuf/wkt";
 import { EventService } from "../../gen/audit/v1/events_pb.js";
 import { IngestService } from "../../gen/audit/v1/ingest_pb.js";
 import type { OperationReply } from "../api/operation.js";
@@ -54,6 +55,34 @@ export function uint64AsNumbers(desc: DescMessage, json: JsonValue): void {
     } else if (field.fieldKind === "list" && field.listKind === "message" && Array.isArray(value)) {
       if (field.message.typeName.startsWith("google.")) continue;
       for (const item of value) uint64AsNumbers(field.message, item);
+    }
+  }
+}
+
+/**
+ * Proto JSON leaves out a string field of implicit presence when it is empty; REST
+ * bodies write it, so that a value sent as `""` (an event's `entityType`, `entityId`
+ * or `actorId`, which the spec allows empty) reads back as sent instead of missing.
+ * Changes `json`, the proto JSON of a `desc` message, in place, nested messages too.
+ */
+export function emptyStringsWritten(desc: DescMessage, json: JsonValue): void {
+  if (typeof json !== "object" || json === null || Array.isArray(json)) return;
+  for (const field of desc.fields) {
+    const value = json[field.jsonName];
+    if (
+      field.fieldKind === "scalar" &&
+      field.scalar === ScalarType.STRING &&
+      field.presence === FeatureSet_FieldPresence.IMPLICIT
+    ) {
+      json[field.jsonName] ??= "";
+      continue;
+    }
+    if (value === undefined || value === null) continue;
+    if (field.fieldKind === "message" && !field.message.typeName.startsWith("google.")) {
+      emptyStringsWritten(field.message, value);
+    } else if (field.fieldKind === "list" && field.listKind === "message" && Array.isArray(value)) {
+      if (field.message.typeName.startsWith("google.")) continue;
+      for (const item of value) emptyStringsWritten(field.message, item);
     }
   }
 }

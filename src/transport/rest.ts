@@ -11,7 +11,7 @@ import type { Operation, OperationCall, Operations } from "../api/operation.js";
 import type { RequestFacts } from "../api/request-facts.js";
 import { MAX_BODY_BYTES, parseJsonBody, readBody } from "./body.js";
 import { headerValue, type NodeRequest, type NodeResponse, sendJson } from "./node-http.js";
-import { REST_RENDERINGS, uint64AsNumbers } from "./rest-rendering.js";
+import { emptyStringsWritten, REST_RENDERINGS, uint64AsNumbers } from "./rest-rendering.js";
 
 /** One route derived from an annotation. */
 export interface RestRoute {
@@ -116,6 +116,7 @@ export async function serveRest(
   const status = rendering?.status?.(reply) ?? 200;
   const json = toJson(route.method.output, reply.message);
   uint64AsNumbers(route.method.output, json);
+  emptyStringsWritten(route.method.output, json);
   if (typeof json === "object" && json !== null && !Array.isArray(json)) {
     for (const [name, value] of Object.entries(rendering?.defaults ?? {})) json[name] ??= value;
   }
