@@ -5,20 +5,14 @@
  */
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ApiKeyStatus, Environment, Plan } from "../../gen/audit/v1/admin_pb.js";
 import { createAdminClient } from "../../src/admin/admin-client.js";
+import { rpcFailure } from "../support/rpc.js";
 import { postEvent, startTestServer, type TestServer, validEvent } from "../support/test-server.js";
 
 const run = promisify(execFile);
-
-async function failure(call: Promise<unknown>): Promise<ConnectError | undefined> {
-  return call.then(
-    () => undefined,
-    (reason: unknown) => ConnectError.from(reason),
-  );
-}
 
 describe("AdminService", () => {
   let server: TestServer;
@@ -32,12 +26,12 @@ describe("AdminService", () => {
   const clientWith = (token: string | undefined) => createAdminClient(server.url, token);
 
   it("refuses calls without the admin token or with a wrong one", async () => {
-    const missing = await failure(clientWith(undefined).listProjects({}));
+    const missing = await rpcFailure(clientWith(undefined).listProjects({}));
     expect(missing?.code).toBe(Code.Unauthenticated);
-    const wrong = await failure(clientWith(`${server.adminToken}x`).listProjects({}));
+    const wrong = await rpcFailure(clientWith(`${server.adminToken}x`).listProjects({}));
     expect(wrong?.code).toBe(Code.Unauthenticated);
     const apiKey = await server.provision();
-    const withApiKey = await failure(clientWith(apiKey.secret).listProjects({}));
+    const withApiKey = await rpcFailure(clientWith(apiKey.secret).listProjects({}));
     expect(withApiKey?.code).toBe(Code.Unauthenticated);
   });
 
@@ -48,7 +42,7 @@ describe("AdminService", () => {
     expect(projects.map((p) => p.id)).toContain(project?.id);
     const defaulted = await server.admin.createProject({ name: "No plan" });
     expect(defaulted.project?.plan).toBe(Plan.FREE);
-    const empty = await failure(server.admin.createProject({ name: "  ", plan: Plan.FREE }));
+    const empty = await rpcFailure(server.admin.createProject({ name: "  ", plan: Plan.FREE }));
     expect(empty?.code).toBe(Code.InvalidArgument);
   });
 
@@ -56,18 +50,20 @@ describe("AdminService", () => {
     const { projectId } = await server.provision({ plan: Plan.FREE });
     const { project } = await server.admin.setProjectPlan({ projectId, plan: Plan.PRO });
     expect(project?.plan).toBe(Plan.PRO);
-    const unknown = await failure(
+    const unknown = await rpcFailure(
       server.admin.setProjectPlan({
         projectId: "01a20000-0000-7000-8000-000000000000",
         plan: Plan.PRO,
       }),
     );
     expect(unknown?.code).toBe(Code.NotFound);
-    const badPlan = await failure(
+    const badPlan = await rpcFailure(
       server.admin.setProjectPlan({ projectId, plan: Plan.UNSPECIFIED }),
     );
     expect(badPlan?.code).toBe(Code.InvalidArgument);
-    const badId = await failure(server.admin.setProjectPlan({ projectId: "nope", plan: Plan.PRO }));
+    const badId = await rpcFailure(
+      server.admin.setProjectPlan({ projectId: "nope", plan: Plan.PRO }),
+    );
     expect(badId?.code).toBe(Code.InvalidArgument);
   });
 
@@ -86,7 +82,7 @@ describe("AdminService", () => {
     expect(
       JSON.stringify(apiKeys, (_, v: unknown) => (typeof v === "bigint" ? String(v) : v)),
     ).not.toContain(live.secret);
-    const noEnv = await failure(server.admin.createApiKey({ projectId }));
+    const noEnv = await rpcFailure(server.admin.createApiKey({ projectId }));
     expect(noEnv?.code).toBe(Code.InvalidArgument);
     const rows = await server.app.db.query<{ key_hash: Uint8Array }>(
       "select key_hash from api_keys where project_id = $1",
@@ -117,7 +113,7 @@ describe("AdminService", () => {
     const stillRetired = await server.admin.revokeApiKey({ id: retired.keyId });
     expect(stillRetired.apiKey?.status).toBe(ApiKeyStatus.RETIRED);
 
-    const unknown = await failure(
+    const unknown = await rpcFailure(
       server.admin.revokeApiKey({ id: "01a20000-0000-7000-8000-000000000000" }),
     );
     expect(unknown?.code).toBe(Code.NotFound);
@@ -145,7 +141,7 @@ describe("AdminService", () => {
     const live = await position(Environment.LIVE);
     expect([live.head, live.integrated]).toEqual([0n, 0n]);
 
-    const unknown = await failure(
+    const unknown = await rpcFailure(
       server.admin.getLogPosition({
         projectId: "01a20000-0000-7000-8000-000000000000",
         environment: Environment.LIVE,

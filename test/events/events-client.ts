@@ -2,7 +2,7 @@
  * What the event-reading tests share: REST calls of List Events and Create Frontend
  * Token, bulk event creation, and EventService clients over Connect and gRPC.
  */
-import { type Client, ConnectError, createClient } from "@connectrpc/connect";
+import { type Client, createClient } from "@connectrpc/connect";
 import {
   createConnectTransport,
   createGrpcTransport,
@@ -171,16 +171,6 @@ export function eventClients(baseUrl: string): EventClients {
     grpc: createClient(EventService, createGrpcTransport({ baseUrl, sessionManager: session })),
     close: () => session.abort(),
   };
-}
-
-/** The ConnectError a call fails with; throws when it succeeds. */
-export async function rpcFailure(call: Promise<unknown>): Promise<ConnectError> {
-  const outcome = await call.then(
-    () => undefined,
-    (error: unknown) => ConnectError.from(error),
-  );
-  if (!outcome) throw new Error("expected the call to fail, it succeeded");
-  return outcome;
 }
 
 /** True when `events` are newest occurredAt first, ties by eventId descending. */

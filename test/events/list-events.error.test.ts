@@ -6,6 +6,7 @@
 import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Environment } from "../../gen/audit/v1/admin_pb.js";
+import { rpcFailure } from "../support/rpc.js";
 import { type ProvisionedKey, startTestServer, type TestServer } from "../support/test-server.js";
 import {
   bearer,
@@ -13,7 +14,6 @@ import {
   type EventClients,
   eventClients,
   listEvents,
-  rpcFailure,
 } from "./events-client.js";
 
 const INVALID_CURSOR = "Invalid cursor: use the nextCursor of a previous page";

@@ -10,12 +10,12 @@
  *   record; over Connect and gRPC (Infinity or NaN in a binary google.protobuf.Value),
  *   InvalidArgument with the same message rather than an internal error.
  */
-import { Code, ConnectError, createClient } from "@connectrpc/connect";
-import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
+import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { IngestService } from "../../gen/audit/v1/ingest_pb.js";
 import { BadRequestSchema } from "../../gen/google/rpc/error_details_pb.js";
 import { bearer, listEvents, listedEvents } from "../events/events-client.js";
+import { rpcClient, rpcFailure } from "../support/rpc.js";
 import {
   type ProvisionedKey,
   postEvent,
@@ -141,15 +141,11 @@ describe("numbers in context, before and after", () => {
 });
 
 describe("numbers beyond a double over Connect and gRPC", () => {
-  const transports = {
-    "Connect (binary)": () =>
-      createConnectTransport({ baseUrl: server.url, httpVersion: "1.1", useBinaryFormat: true }),
-    gRPC: () => createGrpcTransport({ baseUrl: server.url }),
-  };
-  it.each(Object.keys(transports) as (keyof typeof transports)[])(
+  const protocols = { "Connect (binary)": "connect-binary", gRPC: "grpc" } as const;
+  it.each(Object.keys(protocols) as (keyof typeof protocols)[])(
     "%s: Infinity and NaN in context are InvalidArgument, nothing stored",
     async (name) => {
-      const client = createClient(IngestService, transports[name]());
+      const client = rpcClient(IngestService, server.url, protocols[name]);
       const headers = bearer(key.secret);
       const actorId = `rpc-numbers-${name}`;
       for (const fields of [
@@ -157,12 +153,9 @@ describe("numbers beyond a double over Connect and gRPC", () => {
         { context: { n: Number.POSITIVE_INFINITY } },
         { context: { n: Number.NaN } },
       ]) {
-        const error = await client
-          .createEvent(validEvent({ actorId, ...fields }), { headers })
-          .then(
-            () => undefined,
-            (reason: unknown) => ConnectError.from(reason),
-          );
+        const error = await rpcFailure(
+          client.createEvent(validEvent({ actorId, ...fields }), { headers }),
+        );
         expect(error?.code, String(error)).toBe(Code.InvalidArgument);
         expect(error?.rawMessage).toBe("Validation failed");
         const [badRequest] = error?.findDetails(BadRequestSchema) ?? [];

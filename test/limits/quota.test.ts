@@ -5,13 +5,13 @@
  * usage_counters) so that they do not have to create a thousand events first; one case
  * fills a free plan through the API to prove the counting itself.
  */
-import { Code, ConnectError, createClient } from "@connectrpc/connect";
-import { createConnectTransport } from "@connectrpc/connect-node";
+import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Environment, Plan } from "../../gen/audit/v1/admin_pb.js";
 import { IngestService } from "../../gen/audit/v1/ingest_pb.js";
 import { QuotaFailureSchema } from "../../gen/google/rpc/error_details_pb.js";
 import { utcMonth } from "../../src/limits/monthly-quota.js";
+import { rpcClient, rpcFailure } from "../support/rpc.js";
 import {
   type ProvisionedKey,
   postEvent,
@@ -176,16 +176,10 @@ describe("monthly quota of Create Event", () => {
   it("gRPC and Connect callers get ResourceExhausted with the figures in a QuotaFailure detail", async () => {
     const key = await server.provision({ plan: Plan.FREE });
     await setUsage(key, 1000);
-    const client = createClient(
-      IngestService,
-      createConnectTransport({ baseUrl: server.url, httpVersion: "1.1" }),
+    const client = rpcClient(IngestService, server.url);
+    const error = await rpcFailure(
+      client.createEvent(validEvent(), { headers: { "x-project-key": key.secret } }),
     );
-    const error = await client
-      .createEvent(validEvent(), { headers: { "x-project-key": key.secret } })
-      .then(
-        () => undefined,
-        (reason: unknown) => ConnectError.from(reason),
-      );
     expect(error?.code).toBe(Code.ResourceExhausted);
     const [failure] = error?.findDetails(QuotaFailureSchema) ?? [];
     expect(failure?.violations[0]?.subject).toBe("plan:free");

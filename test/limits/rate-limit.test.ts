@@ -3,11 +3,11 @@
  * window, 429 with Retry-After and nothing else, after authentication and before
  * validation. Runs on the in-memory limiter, or on Redis when REDIS_URL is set.
  */
-import { Code, ConnectError, createClient } from "@connectrpc/connect";
-import { createConnectTransport } from "@connectrpc/connect-node";
+import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { IngestService } from "../../gen/audit/v1/ingest_pb.js";
 import { RetryInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
+import { rpcClient, rpcFailure } from "../support/rpc.js";
 import { postEvent, startTestServer, type TestServer, validEvent } from "../support/test-server.js";
 
 const WINDOW_SECONDS = 2;
@@ -108,16 +108,10 @@ describe("rate limit of Create Event", () => {
   it("gRPC and Connect callers get ResourceExhausted with a retry delay, sharing the REST budget", async () => {
     const { secret } = await server.provision();
     for (let i = 0; i < MAX; i++) await send(secret);
-    const client = createClient(
-      IngestService,
-      createConnectTransport({ baseUrl: server.url, httpVersion: "1.1" }),
+    const client = rpcClient(IngestService, server.url);
+    const error = await rpcFailure(
+      client.createEvent(validEvent(), { headers: { authorization: `Bearer ${secret}` } }),
     );
-    const error = await client
-      .createEvent(validEvent(), { headers: { authorization: `Bearer ${secret}` } })
-      .then(
-        () => undefined,
-        (reason: unknown) => ConnectError.from(reason),
-      );
     expect(error?.code).toBe(Code.ResourceExhausted);
     expect(error?.rawMessage).toBe("Rate limit exceeded");
     const [retry] = error?.findDetails(RetryInfoSchema) ?? [];

@@ -3,11 +3,11 @@
  * before parsing them further (400); Connect and gRPC requests reach the same limit in
  * validation (InvalidArgument naming the field).
  */
-import { Code, ConnectError, createClient } from "@connectrpc/connect";
-import { createConnectTransport } from "@connectrpc/connect-node";
+import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { IngestService } from "../../gen/audit/v1/ingest_pb.js";
 import { BadRequestSchema } from "../../gen/google/rpc/error_details_pb.js";
+import { rpcClient, rpcFailure } from "../support/rpc.js";
 import { startTestServer, type TestServer, validEvent } from "../support/test-server.js";
 
 function nested(levels: number): Record<string, unknown> {
@@ -27,17 +27,13 @@ describe("nesting limit over Connect", () => {
 
   it("a context nested 150 levels deep is InvalidArgument naming context; 100 levels is accepted", async () => {
     const { secret } = await server.provision();
-    const client = createClient(
-      IngestService,
-      createConnectTransport({ baseUrl: server.url, httpVersion: "1.1", useBinaryFormat: false }),
-    );
+    const client = rpcClient(IngestService, server.url, "connect-json");
     const headers = { authorization: `Bearer ${secret}` };
     const accepted = await client.createEvent(validEvent({ context: nested(100) }), { headers });
     expect(accepted.eventId).toMatch(/^[0-9a-f-]{36}$/);
 
-    const error = await client.createEvent(validEvent({ context: nested(150) }), { headers }).then(
-      () => undefined,
-      (reason: unknown) => ConnectError.from(reason),
+    const error = await rpcFailure(
+      client.createEvent(validEvent({ context: nested(150) }), { headers }),
     );
     expect(error?.code).toBe(Code.InvalidArgument);
     const [badRequest] = error?.findDetails(BadRequestSchema) ?? [];

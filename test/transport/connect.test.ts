@@ -3,7 +3,7 @@
  * HTTP/1.1 and h2c), gRPC (h2c) and gRPC-Web (HTTP/1.1). Errors keep the RPC
  * conventions: Connect codes and structured details.
  */
-import { Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
+import { Code, createClient, type Transport } from "@connectrpc/connect";
 import {
   createConnectTransport,
   createGrpcTransport,
@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AdminService } from "../../gen/audit/v1/admin_pb.js";
 import { IngestService } from "../../gen/audit/v1/ingest_pb.js";
 import { BadRequestSchema } from "../../gen/google/rpc/error_details_pb.js";
+import { rpcFailure } from "../support/rpc.js";
 import { startTestServer, type TestServer, validEvent } from "../support/test-server.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -71,16 +72,6 @@ const TRANSPORTS: TransportCase[] = [
   },
 ];
 
-/** The ConnectError a call fails with; an Error when it succeeds. */
-async function failure(call: Promise<unknown>): Promise<ConnectError> {
-  const outcome = await call.then(
-    () => undefined,
-    (error: unknown) => ConnectError.from(error),
-  );
-  if (!outcome) throw new Error("expected the call to fail, it succeeded");
-  return outcome;
-}
-
 describe("Connect clients on the shared port", () => {
   let server: TestServer;
   const sessions: Http2SessionManager[] = [];
@@ -120,7 +111,7 @@ describe("Connect clients on the shared port", () => {
     });
 
     it("a missing key is Unauthenticated with the spec's message", async () => {
-      const error = await failure(ingest().createEvent(validEvent(), CALL));
+      const error = await rpcFailure(ingest().createEvent(validEvent(), CALL));
       expect(error.code).toBe(Code.Unauthenticated);
       expect(error.rawMessage).toBe(MISSING_KEY);
     });
@@ -128,7 +119,7 @@ describe("Connect clients on the shared port", () => {
     it("a revoked key is PermissionDenied", async () => {
       const key = await server.provision();
       await server.admin.revokeApiKey({ id: key.keyId });
-      const error = await failure(
+      const error = await rpcFailure(
         ingest().createEvent(validEvent(), {
           ...CALL,
           headers: { authorization: `Bearer ${key.secret}` },
@@ -140,7 +131,7 @@ describe("Connect clients on the shared port", () => {
 
     it("an invalid event is InvalidArgument with BadRequest field violations", async () => {
       const key = await server.provision();
-      const error = await failure(
+      const error = await rpcFailure(
         ingest().createEvent(
           { action: "legacy.action", entityType: "t".repeat(65), actorType: "robot" },
           { ...CALL, headers: { authorization: `Bearer ${key.secret}` } },
@@ -182,7 +173,7 @@ describe("Connect clients on the shared port", () => {
       expect(second.receivedAt).toBe(first.receivedAt);
       expect(replayed).toBe("true");
 
-      const conflict = await failure(
+      const conflict = await rpcFailure(
         client.createEvent(validEvent({ entityId: "another" }), { ...CALL, headers }),
       );
       expect(conflict.code).toBe(Code.AlreadyExists);
@@ -192,20 +183,20 @@ describe("Connect clients on the shared port", () => {
     });
 
     it("AdminService without the admin token is Unauthenticated", async () => {
-      const error = await failure(admin().listProjects({}, CALL));
+      const error = await rpcFailure(admin().listProjects({}, CALL));
       expect(error.code).toBe(Code.Unauthenticated);
       expect(error.rawMessage).toBe("Missing admin token");
     });
 
     it("AdminService with a wrong token, or an API key as token, is Unauthenticated", async () => {
       const key = await server.provision();
-      const wrong = await failure(
+      const wrong = await rpcFailure(
         admin().createProject(
           { name: "intruder" },
           { ...CALL, headers: { authorization: `Bearer ${server.adminToken}x` } },
         ),
       );
-      const apiKey = await failure(
+      const apiKey = await rpcFailure(
         admin().listApiKeys(
           { projectId: key.projectId },
           { ...CALL, headers: { authorization: `Bearer ${key.secret}` } },

@@ -6,8 +6,8 @@
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Client, Code, ConnectError, createClient } from "@connectrpc/connect";
-import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
+import { type Client, Code } from "@connectrpc/connect";
+import { Http2SessionManager } from "@connectrpc/connect-node";
 import * as grpc from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AdminService, Environment, Plan } from "../../gen/audit/v1/admin_pb.js";
@@ -15,6 +15,7 @@ import { IngestService } from "../../gen/audit/v1/ingest_pb.js";
 import { createAdminClient } from "../../src/admin/admin-client.js";
 import { createIngestClient, type IngestClient } from "../support/grpc-ingest-client.js";
 import { h1Request, h2Close, h2Connect, h2Request } from "../support/raw-http.js";
+import { rpcClient, rpcFailure } from "../support/rpc.js";
 import { startTestServer, type TestServer, validEvent } from "../support/test-server.js";
 import { makeCertificate } from "../support/tls-certificate.js";
 
@@ -145,19 +146,13 @@ describe("TLS with ALPN on the service port", () => {
     const key = await provision();
     const manager = new Http2SessionManager(origin, {}, { ca: cert });
     sessions.push(manager);
-    const client = createClient(
-      IngestService,
-      createGrpcTransport({ baseUrl: origin, sessionManager: manager }),
-    );
+    const client = rpcClient(IngestService, origin, "grpc", { sessionManager: manager });
     const reply = await client.createEvent(validEvent(), {
       timeoutMs: 15_000,
       headers: { authorization: `Bearer ${key.secret}` },
     });
     expect(reply.eventId).toMatch(UUID);
-    const error = await client.createEvent(validEvent(), { timeoutMs: 15_000 }).then(
-      () => undefined,
-      (reason: unknown) => ConnectError.from(reason),
-    );
+    const error = await rpcFailure(client.createEvent(validEvent(), { timeoutMs: 15_000 }));
     expect(error?.code).toBe(Code.Unauthenticated);
   });
 

@@ -9,13 +9,6 @@ import { base64url, decodeJwt, type JWTPayload, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Environment } from "../../gen/audit/v1/admin_pb.js";
 import {
-  type ProvisionedKey,
-  postEvent,
-  startTestServer,
-  type TestServer,
-  validEvent,
-} from "../support/test-server.js";
-import {
   bearer,
   createEvents,
   type EventClients,
@@ -24,9 +17,16 @@ import {
   listAll,
   listEvents,
   listedEvents,
-  rpcFailure,
   tokenFor,
-} from "./events-client.js";
+} from "../events/events-client.js";
+import { rpcFailure } from "../support/rpc.js";
+import {
+  type ProvisionedKey,
+  postEvent,
+  startTestServer,
+  type TestServer,
+  validEvent,
+} from "../support/test-server.js";
 
 const SIGNING_KEY = randomBytes(32).toString("hex");
 const INVALID = { error: "Invalid token" };
