@@ -14,6 +14,7 @@ import { TokenService } from "../gen/audit/v1/tokens_pb.js";
 import { createAdminService } from "./admin/admin-service.js";
 import { adminOperations } from "./api/admin-operations.js";
 import { eventOperations } from "./api/event-operations.js";
+import { eventStreamOperations } from "./api/event-stream-operations.js";
 import { ingestOperations } from "./api/ingest-operations.js";
 import type { Operations } from "./api/operation.js";
 import { tokenOperations } from "./api/token-operations.js";
@@ -25,7 +26,10 @@ import { type Config, ConfigError } from "./config.js";
 import { createKeyring } from "./crypto/keyring.js";
 import { resolveSecrets, usingDataDir } from "./embedded-secrets.js";
 import { createCursorCodec } from "./events/cursor.js";
+import { createExportService } from "./events/export-service.js";
+import { createFollowService } from "./events/follow-service.js";
 import { createListService } from "./events/list-service.js";
+import { createLogWaker } from "./events/log-wake.js";
 import { createTokenService } from "./events/token-service.js";
 import { createIngestService } from "./ingest/ingest-service.js";
 import { createLimits } from "./limits/limits.js";
@@ -36,6 +40,8 @@ import type { Db } from "./store/db.js";
 import { createEventReader } from "./store/event-reads.js";
 import { createEventStore } from "./store/events.js";
 import { readLagSummary } from "./store/log-integration.js";
+import { createLogNotifications } from "./store/log-notifications.js";
+import { createLogReader } from "./store/log-reads.js";
 import { migrate } from "./store/migrations.js";
 import { createPgliteDb } from "./store/pglite-driver.js";
 import { createPostgresDb } from "./store/postgres-driver.js";
@@ -114,12 +120,23 @@ export async function createApp(
   // Behind the journal: log indexes, filter indexes and search tokens, in large passes
   // (docs/write-path.md). On PGlite a pass holds the one connection, so its passes are
   // smaller: appends wait behind them.
+  // Follow streams are woken when a pass commits: here at once, elsewhere by NOTIFY.
+  const notifications = config.DATABASE_URL
+    ? createLogNotifications({
+        url: config.DATABASE_URL,
+        onError: (error) => logger.warn({ err: error }, "log notifications failed"),
+      })
+    : undefined;
+  const waker = createLogWaker(notifications);
   const integrator = createIntegrator({
     db,
     keyring,
     logger,
     ...(db.driver === "pglite" ? { maxEventsPerPass: 1_000 } : {}),
-    onPass: (result) => metrics.integrated(result.integrated),
+    onPass: (result) => {
+      metrics.integrated(result.integrated);
+      if (result.integrated > 0) waker.passCommitted();
+    },
   });
   metrics.readLogLag(async () => {
     const lag = await readLagSummary(db);
@@ -151,6 +168,23 @@ export async function createApp(
     onCreated: (principal) => metrics.eventCreated(principal.environment),
   });
 
+  const readYourWrites = createReadYourWrites({
+    db,
+    nudge: () => integrator.nudge(true),
+    onWaited: (seconds) => metrics.listWaited(seconds),
+  });
+  const logReader = createLogReader(db);
+  const streams = eventStreamOperations(
+    createExportService({ authenticator, keyring, reader: logReader, readYourWrites }),
+    createFollowService({
+      authenticator,
+      keyring,
+      reader: logReader,
+      wake: waker,
+      heartbeatMs: config.FOLLOW_HEARTBEAT_SECONDS * 1000,
+      pollMs: config.FOLLOW_POLL_MS,
+    }),
+  );
   const operations: Operations = new Map([
     ...ingestOperations(ingest),
     ...eventOperations(
@@ -158,11 +192,7 @@ export async function createApp(
         authenticator,
         keyring,
         reader: createEventReader(db),
-        readYourWrites: createReadYourWrites({
-          db,
-          nudge: () => integrator.nudge(true),
-          onWaited: (seconds) => metrics.listWaited(seconds),
-        }),
+        readYourWrites,
         // Derived from the master key: every instance shares it, and it never leaves.
         cursors: createCursorCodec(secrets.masterKey),
       }),
@@ -176,6 +206,7 @@ export async function createApp(
   const handler = createEdge({
     services: SERVICES,
     operations,
+    streams,
     logger,
     metrics,
     requireHttps: config.NODE_ENV === "production",
@@ -195,6 +226,7 @@ export async function createApp(
   const sweeper = setInterval(sweep, 60_000);
   sweeper.unref();
   integrator.start();
+  await waker.start();
 
   return {
     config,
@@ -228,6 +260,7 @@ export async function createApp(
       clearInterval(sweeper);
       await events.drain();
       await integrator.stop();
+      await notifications?.close();
       await limits.close();
       await db.close();
     },

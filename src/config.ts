@@ -73,6 +73,10 @@ const schema = z.object({
   API_KEY_CACHE_SECONDS: integer(0, 300).default(5),
   SHUTDOWN_TIMEOUT_SECONDS: integer(1, 600).default(25),
   WORKERS: integer(1, 64).default(1),
+  // Follow streams (docs/export.md): a heartbeat after this long without events, and a
+  // look at the log this often when no notification came.
+  FOLLOW_HEARTBEAT_SECONDS: integer(1, 300).default(15),
+  FOLLOW_POLL_MS: integer(50, 60_000).default(1_000),
 });
 
 /** The parsed configuration. */

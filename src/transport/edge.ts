@@ -7,14 +7,17 @@
  * same rule, and reports failures to the same reporter.
  */
 import type { DescService } from "@bufbuild/protobuf";
+import type { ConnectRouter } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { Logger } from "pino";
 import { Health } from "../../gen/grpc/health/v1/health_pb.js";
+import type { EventStreamOperations } from "../api/event-stream-operations.js";
 import type { Operations } from "../api/operation.js";
 import type { Metrics } from "../observability/metrics.js";
 import { MAX_BODY_BYTES } from "./body.js";
 import { contextValuesFrom } from "./connect-context.js";
 import { connectRoutes, errorBoundary } from "./connect-routes.js";
+import { connectStreamRoutes } from "./connect-stream-routes.js";
 import { createCors } from "./cors.js";
 import { createErrorReporter } from "./error-reporter.js";
 import { healthRoutes } from "./grpc-health.js";
@@ -25,12 +28,15 @@ import { createHttpsRule } from "./https-required.js";
 import type { NodeRequest, NodeResponse } from "./node-http.js";
 import { createFactsReader } from "./request-facts.js";
 import { createRestRouter } from "./rest.js";
+import { createRestStreams, EXPORT_PATH, STREAM_PATH } from "./rest-streams.js";
 
 /** What the edge serves and how. */
 export interface EdgeOptions {
   /** The services, in the order of the proto files; their methods' operations. */
   services: DescService[];
   operations: Operations;
+  /** Export and follow streams (api/event-stream-operations.ts), over REST and RPC. */
+  streams?: EventStreamOperations;
   logger: Logger;
   metrics: Metrics;
   /** Answer unary gRPC calls on the lean path (grpc-unary.ts) rather than the adapter. */
@@ -46,7 +52,11 @@ export interface EdgeOptions {
 }
 
 /** The REST routes browsers may call from other origins (with a frontend token). */
-const CORS_ROUTES: Readonly<Record<string, readonly string[]>> = { "/api/events": ["GET"] };
+const CORS_ROUTES: Readonly<Record<string, readonly string[]>> = {
+  "/api/events": ["GET"],
+  [EXPORT_PATH]: ["GET"],
+  [STREAM_PATH]: ["GET"],
+};
 
 /** Creates the handler of the port. */
 export function createEdge(options: EdgeOptions): (req: NodeRequest, res: NodeResponse) => void {
@@ -55,7 +65,14 @@ export function createEdge(options: EdgeOptions): (req: NodeRequest, res: NodeRe
   const reporter = createErrorReporter(logger);
   // Health answers plain HTTP in production too, like the /healthz and /readyz probes.
   const https = createHttpsRule(options.requireHttps, [Health.typeName]);
-  const routes = connectRoutes(operations);
+  const unaryRoutes = connectRoutes(operations);
+  const { streams } = options;
+  const routes = streams
+    ? (router: ConnectRouter) => {
+        unaryRoutes(router);
+        connectStreamRoutes(streams, reporter)(router);
+      }
+    : unaryRoutes;
   const rpcServices = [...options.services, Health, ...REFLECTION_SERVICES];
   const reflection = reflectionRoutes(createReflectionIndex(rpcServices));
   const health = healthRoutes({
@@ -99,6 +116,7 @@ export function createEdge(options: EdgeOptions): (req: NodeRequest, res: NodeRe
     readFacts,
     https,
     rest: restRouter,
+    ...(streams ? { restStreams: createRestStreams(streams, reporter) } : {}),
     connect,
     ...(grpcUnary ? { grpcUnary } : {}),
     procedures,

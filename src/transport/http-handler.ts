@@ -21,6 +21,7 @@ import { createOpenApiRoute } from "./openapi-route.js";
 import type { FactsReader } from "./request-facts.js";
 import { type RestRouter, serveRest } from "./rest.js";
 import { toRestError } from "./rest-errors.js";
+import type { RestStreams } from "./rest-streams.js";
 import { createStaticViewer } from "./static-viewer.js";
 
 /** A readiness check: resolves when the dependency answers. */
@@ -35,6 +36,8 @@ export interface HttpHandlerDeps {
   readFacts: FactsReader;
   https: HttpsRule;
   rest: RestRouter;
+  /** The REST export and follow streams (rest-streams.ts). */
+  restStreams?: RestStreams;
   /** The Connect adapter; it answers 404 itself for unknown paths. */
   connect: (req: NodeRequest, res: NodeResponse) => void;
   /** Unary gRPC calls it can take (grpc-unary.ts); the rest go to `connect`. */
@@ -159,6 +162,12 @@ export function createHttpHandler(deps: HttpHandlerDeps) {
     return true;
   };
 
+  const serveRestStream: Step = (x) => {
+    if (!deps.restStreams?.handle(x)) return false;
+    x.route = x.path;
+    return true;
+  };
+
   const serveRestRoute: Step = (x) => {
     const match = rest.match(x.readMethod, x.path);
     if (!match) return false;
@@ -204,6 +213,7 @@ export function createHttpHandler(deps: HttpHandlerDeps) {
     refuseInsecure,
     serveViewer,
     serveOpenApi,
+    serveRestStream,
     serveRestRoute,
     serveRpc,
   ];

@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file audit/v1/events.proto.
  */
 export const file_audit_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("ChVhdWRpdC92MS9ldmVudHMucHJvdG8SCGF1ZGl0LnYxItUCChFMaXN0RXZlbnRzUmVxdWVzdBIVCghhY3Rvcl9pZBgBIAEoCUgAiAEBEhgKC2VudGl0eV90eXBlGAIgASgJSAGIAQESFgoJZW50aXR5X2lkGAMgASgJSAKIAQESEwoGYWN0aW9uGAQgASgJSAOIAQESFgoJdGVuYW50X2lkGAUgASgJSASIAQESDgoBcRgGIAEoCUgFiAEBEhEKBGZyb20YByABKAlIBogBARIPCgJ0bxgIIAEoCUgHiAEBEhIKBWxpbWl0GAkgASgFSAiIAQESEwoGY3Vyc29yGAogASgJSAmIAQFCCwoJX2FjdG9yX2lkQg4KDF9lbnRpdHlfdHlwZUIMCgpfZW50aXR5X2lkQgkKB19hY3Rpb25CDAoKX3RlbmFudF9pZEIECgJfcUIHCgVfZnJvbUIFCgNfdG9CCAoGX2xpbWl0QgkKB19jdXJzb3IiZQoSTGlzdEV2ZW50c1Jlc3BvbnNlEiUKBmV2ZW50cxgBIAMoCzIVLmF1ZGl0LnYxLlN0b3JlZEV2ZW50EhgKC25leHRfY3Vyc29yGAIgASgJSACIAQFCDgoMX25leHRfY3Vyc29yMmwKDEV2ZW50U2VydmljZRJcCgpMaXN0RXZlbnRzEhsuYXVkaXQudjEuTGlzdEV2ZW50c1JlcXVlc3QaHC5hdWRpdC52MS5MaXN0RXZlbnRzUmVzcG9uc2UiE4LT5JMCDRILL2FwaS9ldmVudHNCYgoZY29tLmF1ZGl0c2VydmljZS5hdWRpdC52MUILRXZlbnRzUHJvdG9QAVorYXVkaXQtZXZlbnQtc2VydmljZS9nZW4vZ28vYXVkaXQvdjE7YXVkaXR2MaoCCEF1ZGl0LlYxYgZwcm90bzM", [file_audit_v1_event, file_google_api_annotations]);
+  fileDesc("ChVhdWRpdC92MS9ldmVudHMucHJvdG8SCGF1ZGl0LnYxItUCChFMaXN0RXZlbnRzUmVxdWVzdBIVCghhY3Rvcl9pZBgBIAEoCUgAiAEBEhgKC2VudGl0eV90eXBlGAIgASgJSAGIAQESFgoJZW50aXR5X2lkGAMgASgJSAKIAQESEwoGYWN0aW9uGAQgASgJSAOIAQESFgoJdGVuYW50X2lkGAUgASgJSASIAQESDgoBcRgGIAEoCUgFiAEBEhEKBGZyb20YByABKAlIBogBARIPCgJ0bxgIIAEoCUgHiAEBEhIKBWxpbWl0GAkgASgFSAiIAQESEwoGY3Vyc29yGAogASgJSAmIAQFCCwoJX2FjdG9yX2lkQg4KDF9lbnRpdHlfdHlwZUIMCgpfZW50aXR5X2lkQgkKB19hY3Rpb25CDAoKX3RlbmFudF9pZEIECgJfcUIHCgVfZnJvbUIFCgNfdG9CCAoGX2xpbWl0QgkKB19jdXJzb3IiZQoSTGlzdEV2ZW50c1Jlc3BvbnNlEiUKBmV2ZW50cxgBIAMoCzIVLmF1ZGl0LnYxLlN0b3JlZEV2ZW50EhgKC25leHRfY3Vyc29yGAIgASgJSACIAQFCDgoMX25leHRfY3Vyc29yIuUCChNFeHBvcnRFdmVudHNSZXF1ZXN0EhUKCGFjdG9yX2lkGAEgASgJSACIAQESGAoLZW50aXR5X3R5cGUYAiABKAlIAYgBARIWCgllbnRpdHlfaWQYAyABKAlIAogBARITCgZhY3Rpb24YBCABKAlIA4gBARIWCgl0ZW5hbnRfaWQYBSABKAlIBIgBARIOCgFxGAYgASgJSAWIAQESEQoEZnJvbRgHIAEoCUgGiAEBEg8KAnRvGAggASgJSAeIAQESFwoKZnJvbV9pbmRleBgJIAEoBEgIiAEBEhUKCHRvX2luZGV4GAogASgESAmIAQFCCwoJX2FjdG9yX2lkQg4KDF9lbnRpdHlfdHlwZUIMCgpfZW50aXR5X2lkQgkKB19hY3Rpb25CDAoKX3RlbmFudF9pZEIECgJfcUIHCgVfZnJvbUIFCgNfdG9CDQoLX2Zyb21faW5kZXhCCwoJX3RvX2luZGV4IlEKFEV4cG9ydEV2ZW50c1Jlc3BvbnNlEiUKBmV2ZW50cxgBIAMoCzIVLmF1ZGl0LnYxLlN0b3JlZEV2ZW50EhIKCm5leHRfaW5kZXgYAiABKAQiwQIKE0ZvbGxvd0V2ZW50c1JlcXVlc3QSFQoIYWN0b3JfaWQYASABKAlIAIgBARIYCgtlbnRpdHlfdHlwZRgCIAEoCUgBiAEBEhYKCWVudGl0eV9pZBgDIAEoCUgCiAEBEhMKBmFjdGlvbhgEIAEoCUgDiAEBEhYKCXRlbmFudF9pZBgFIAEoCUgEiAEBEg4KAXEYBiABKAlIBYgBARIRCgRmcm9tGAcgASgJSAaIAQESDwoCdG8YCCABKAlIB4gBARIXCgpmcm9tX2luZGV4GAkgASgESAiIAQFCCwoJX2FjdG9yX2lkQg4KDF9lbnRpdHlfdHlwZUIMCgpfZW50aXR5X2lkQgkKB19hY3Rpb25CDAoKX3RlbmFudF9pZEIECgJfcUIHCgVfZnJvbUIFCgNfdG9CDQoLX2Zyb21faW5kZXgiUQoURm9sbG93RXZlbnRzUmVzcG9uc2USJQoGZXZlbnRzGAEgAygLMhUuYXVkaXQudjEuU3RvcmVkRXZlbnQSEgoKbmV4dF9pbmRleBgCIAEoBDKOAgoMRXZlbnRTZXJ2aWNlElwKCkxpc3RFdmVudHMSGy5hdWRpdC52MS5MaXN0RXZlbnRzUmVxdWVzdBocLmF1ZGl0LnYxLkxpc3RFdmVudHNSZXNwb25zZSITgtPkkwINEgsvYXBpL2V2ZW50cxJPCgxFeHBvcnRFdmVudHMSHS5hdWRpdC52MS5FeHBvcnRFdmVudHNSZXF1ZXN0Gh4uYXVkaXQudjEuRXhwb3J0RXZlbnRzUmVzcG9uc2UwARJPCgxGb2xsb3dFdmVudHMSHS5hdWRpdC52MS5Gb2xsb3dFdmVudHNSZXF1ZXN0Gh4uYXVkaXQudjEuRm9sbG93RXZlbnRzUmVzcG9uc2UwAUJiChljb20uYXVkaXRzZXJ2aWNlLmF1ZGl0LnYxQgtFdmVudHNQcm90b1ABWithdWRpdC1ldmVudC1zZXJ2aWNlL2dlbi9nby9hdWRpdC92MTthdWRpdHYxqgIIQXVkaXQuVjFiBnByb3RvMw", [file_audit_v1_event, file_google_api_annotations]);
 
 /**
  * Filters are exact, case-sensitive values (not empty); all given must match.
@@ -121,6 +121,187 @@ export const ListEventsResponseSchema: GenMessage<ListEventsResponse> = /*@__PUR
   messageDesc(file_audit_v1_events, 1);
 
 /**
+ * The filters and search of ListEventsRequest (the same rules) and a log-index range.
+ *
+ * @generated from message audit.v1.ExportEventsRequest
+ */
+export type ExportEventsRequest = Message<"audit.v1.ExportEventsRequest"> & {
+  /**
+   * @generated from field: optional string actor_id = 1;
+   */
+  actorId?: string | undefined;
+
+  /**
+   * @generated from field: optional string entity_type = 2;
+   */
+  entityType?: string | undefined;
+
+  /**
+   * @generated from field: optional string entity_id = 3;
+   */
+  entityId?: string | undefined;
+
+  /**
+   * @generated from field: optional string action = 4;
+   */
+  action?: string | undefined;
+
+  /**
+   * @generated from field: optional string tenant_id = 5;
+   */
+  tenantId?: string | undefined;
+
+  /**
+   * @generated from field: optional string q = 6;
+   */
+  q?: string | undefined;
+
+  /**
+   * @generated from field: optional string from = 7;
+   */
+  from?: string | undefined;
+
+  /**
+   * @generated from field: optional string to = 8;
+   */
+  to?: string | undefined;
+
+  /**
+   * First log index exported (inclusive); 0 when absent. At most the log's size.
+   *
+   * @generated from field: optional uint64 from_index = 9;
+   */
+  fromIndex?: bigint | undefined;
+
+  /**
+   * Last log index exported (inclusive); the log's end when absent.
+   *
+   * @generated from field: optional uint64 to_index = 10;
+   */
+  toIndex?: bigint | undefined;
+};
+
+/**
+ * Describes the message audit.v1.ExportEventsRequest.
+ * Use `create(ExportEventsRequestSchema)` to create a new message.
+ */
+export const ExportEventsRequestSchema: GenMessage<ExportEventsRequest> = /*@__PURE__*/
+  messageDesc(file_audit_v1_events, 2);
+
+/**
+ * @generated from message audit.v1.ExportEventsResponse
+ */
+export type ExportEventsResponse = Message<"audit.v1.ExportEventsResponse"> & {
+  /**
+   * Events in log-index order (each with its log_index).
+   *
+   * @generated from field: repeated audit.v1.StoredEvent events = 1;
+   */
+  events: StoredEvent[];
+
+  /**
+   * The from_index that resumes the export after this message.
+   *
+   * @generated from field: uint64 next_index = 2;
+   */
+  nextIndex: bigint;
+};
+
+/**
+ * Describes the message audit.v1.ExportEventsResponse.
+ * Use `create(ExportEventsResponseSchema)` to create a new message.
+ */
+export const ExportEventsResponseSchema: GenMessage<ExportEventsResponse> = /*@__PURE__*/
+  messageDesc(file_audit_v1_events, 3);
+
+/**
+ * The filters and search of ListEventsRequest (the same rules) and where to start.
+ *
+ * @generated from message audit.v1.FollowEventsRequest
+ */
+export type FollowEventsRequest = Message<"audit.v1.FollowEventsRequest"> & {
+  /**
+   * @generated from field: optional string actor_id = 1;
+   */
+  actorId?: string | undefined;
+
+  /**
+   * @generated from field: optional string entity_type = 2;
+   */
+  entityType?: string | undefined;
+
+  /**
+   * @generated from field: optional string entity_id = 3;
+   */
+  entityId?: string | undefined;
+
+  /**
+   * @generated from field: optional string action = 4;
+   */
+  action?: string | undefined;
+
+  /**
+   * @generated from field: optional string tenant_id = 5;
+   */
+  tenantId?: string | undefined;
+
+  /**
+   * @generated from field: optional string q = 6;
+   */
+  q?: string | undefined;
+
+  /**
+   * @generated from field: optional string from = 7;
+   */
+  from?: string | undefined;
+
+  /**
+   * @generated from field: optional string to = 8;
+   */
+  to?: string | undefined;
+
+  /**
+   * First log index streamed (inclusive); 0 when absent. At most the log's size.
+   *
+   * @generated from field: optional uint64 from_index = 9;
+   */
+  fromIndex?: bigint | undefined;
+};
+
+/**
+ * Describes the message audit.v1.FollowEventsRequest.
+ * Use `create(FollowEventsRequestSchema)` to create a new message.
+ */
+export const FollowEventsRequestSchema: GenMessage<FollowEventsRequest> = /*@__PURE__*/
+  messageDesc(file_audit_v1_events, 4);
+
+/**
+ * @generated from message audit.v1.FollowEventsResponse
+ */
+export type FollowEventsResponse = Message<"audit.v1.FollowEventsResponse"> & {
+  /**
+   * New events in log-index order; none in a heartbeat.
+   *
+   * @generated from field: repeated audit.v1.StoredEvent events = 1;
+   */
+  events: StoredEvent[];
+
+  /**
+   * The from_index that resumes the stream after this message.
+   *
+   * @generated from field: uint64 next_index = 2;
+   */
+  nextIndex: bigint;
+};
+
+/**
+ * Describes the message audit.v1.FollowEventsResponse.
+ * Use `create(FollowEventsResponseSchema)` to create a new message.
+ */
+export const FollowEventsResponseSchema: GenMessage<FollowEventsResponse> = /*@__PURE__*/
+  messageDesc(file_audit_v1_events, 5);
+
+/**
  * EventService reads a project's events, with an API key or a frontend token
  * (`authorization: Bearer ...`). A credential reads its own project and environment
  * only; a tenant-restricted token only its tenant.
@@ -138,6 +319,35 @@ export const EventService: GenService<{
     methodKind: "unary";
     input: typeof ListEventsRequestSchema;
     output: typeof ListEventsResponseSchema;
+  },
+  /**
+   * ExportEvents streams the events of a log-index range in log-index order: the list's
+   * filters and search, from from_index (inclusive, 0 by default) to to_index
+   * (inclusive), or to the log's end as it was when the export began (every event
+   * acknowledged before the request is in it). Each message holds up to 1,000 events;
+   * next_index is the from_index that resumes after it. REST: GET /api/events/export
+   * (NDJSON or CSV, docs/export.md).
+   *
+   * @generated from rpc audit.v1.EventService.ExportEvents
+   */
+  exportEvents: {
+    methodKind: "server_streaming";
+    input: typeof ExportEventsRequestSchema;
+    output: typeof ExportEventsResponseSchema;
+  },
+  /**
+   * FollowEvents streams the backlog of the log from from_index, then every new event of
+   * the credential's project and environment as it is sequenced, in log-index order,
+   * until the client cancels (or a frontend token expires: the stream then ends with
+   * UNAUTHENTICATED). A message without events is a heartbeat, sent after 15 s of
+   * silence. REST: GET /api/events/stream (Server-Sent Events, docs/export.md).
+   *
+   * @generated from rpc audit.v1.EventService.FollowEvents
+   */
+  followEvents: {
+    methodKind: "server_streaming";
+    input: typeof FollowEventsRequestSchema;
+    output: typeof FollowEventsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_audit_v1_events, 0);

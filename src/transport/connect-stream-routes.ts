@@ -1,0 +1,67 @@
+/**
+ * The RPC forms (gRPC, gRPC-Web, Connect) of the streaming methods: ExportEvents and
+ * FollowEvents, server streams of chunk messages. connect-node writes each message and
+ * waits for the connection to drain before asking for the next (backpressure), and
+ * aborts `context.signal` when the client cancels or goes away, which stops the stream
+ * before its next page is read.
+ *
+ * Errors are mapped here, not by the error boundary interceptor: a stream's errors
+ * surface while its messages are read, after the interceptor has returned.
+ */
+import { type DescMethod, type Message, toJson } from "@bufbuild/protobuf";
+import type { ConnectRouter, HandlerContext } from "@connectrpc/connect";
+import { EventService } from "../../gen/audit/v1/events_pb.js";
+import {
+  type EventStreamOperations,
+  exportMessage,
+  followMessage,
+  type OpenedStream,
+} from "../api/event-stream-operations.js";
+import type { OperationCall } from "../api/operation.js";
+import { factsOf } from "./connect-context.js";
+import { rpcError } from "./connect-routes.js";
+import type { ErrorReporter } from "./error-reporter.js";
+
+type Open = (call: OperationCall, signal: AbortSignal) => Promise<OpenedStream>;
+
+/** Registers the streaming methods of EventService. */
+export function connectStreamRoutes(
+  operations: EventStreamOperations,
+  reporter: ErrorReporter,
+): (router: ConnectRouter) => void {
+  /** A server-streaming handler of `method`: open, then each chunk as a message. */
+  const stream = <Out extends Message>(
+    method: DescMethod,
+    open: Open,
+    render: (chunk: Parameters<typeof exportMessage>[0]) => Out,
+  ) =>
+    async function* (request: Message, context: HandlerContext): AsyncGenerator<Out> {
+      const facts = factsOf(context.values);
+      try {
+        const opened = await open(
+          {
+            facts,
+            header: (name) => context.requestHeader.get(name) ?? undefined,
+            // The requests hold strings and integers only: their JSON form always exists.
+            readJson: () => toJson(method.input, request),
+          },
+          context.signal,
+        );
+        for await (const chunk of opened.chunks) yield render(chunk);
+      } catch (error) {
+        throw rpcError(reporter, error, facts, context.url);
+      }
+    };
+
+  return (router) => {
+    const { exportEvents, followEvents } = EventService.method;
+    router.rpc(
+      exportEvents,
+      stream(exportEvents, (call, signal) => operations.exportEvents(call, signal), exportMessage),
+    );
+    router.rpc(
+      followEvents,
+      stream(followEvents, (call, signal) => operations.followEvents(call, signal), followMessage),
+    );
+  };
+}

@@ -1,0 +1,75 @@
+/**
+ * How an exported or followed event is written over REST: as the list's JSON record
+ * (one NDJSON line, one SSE `data:`) or as a CSV row (docs/export.md).
+ *
+ * JSON: exactly the object GET /api/events lists for the event (`logIndex` a number,
+ * `salt` base64), by the same rendering. CSV (RFC 4180): a header row, CRLF line ends, a field
+ * quoted when it holds a comma, a quote, CR or LF (quotes doubled); `context` and
+ * `changes` as JSON text; `salt` in hex (base64 may start with `+`, which the formula
+ * guard would have to alter); absent fields empty. Spreadsheets run a cell that starts with
+ * `=`, `+`, `-`, `@`, a tab or a CR as a formula (CSV injection), so such a cell is
+ * written with a leading `'`, which they show as text; `logIndex` (digits only) and the
+ * JSON columns (starting with `{` or `[`) never need it.
+ */
+import { toJson } from "@bufbuild/protobuf";
+import { StoredEventSchema } from "../../gen/audit/v1/event_pb.js";
+import { storedEventMessage } from "../api/event-operations.js";
+import type { EventChunk } from "../api/event-stream-operations.js";
+import { uint64AsNumbers } from "./rest-rendering.js";
+
+type EventJson = Record<string, unknown>;
+type ListedEvent = EventChunk["events"][number];
+
+/** The JSON record of an event, as the list renders it. */
+export function eventJson(event: ListedEvent): EventJson {
+  const json = toJson(StoredEventSchema, storedEventMessage(event));
+  uint64AsNumbers(StoredEventSchema, json);
+  return json as EventJson;
+}
+
+/** The CSV columns, in order: the record's fields. */
+export const CSV_COLUMNS = [
+  "logIndex",
+  "eventId",
+  "occurredAt",
+  "receivedAt",
+  "actionKey",
+  "action",
+  "actionDescription",
+  "entityType",
+  "entityId",
+  "actorType",
+  "actorId",
+  "actorDisplay",
+  "tenantId",
+  "source",
+  "context",
+  "changes",
+  "salt",
+] as const;
+
+/** The CSV header row. */
+export const CSV_HEADER = `${CSV_COLUMNS.join(",")}\r\n`;
+
+const FORMULA_START = /^[=+\-@\t\r]/;
+const NEEDS_QUOTES = /[",\r\n]/;
+
+/** One CSV field: guarded against formulas, quoted when RFC 4180 requires it. */
+export function csvField(value: string): string {
+  const guarded = FORMULA_START.test(value) ? `'${value}` : value;
+  return NEEDS_QUOTES.test(guarded) ? `"${guarded.replaceAll('"', '""')}"` : guarded;
+}
+
+/** The CSV row of an event's JSON record, with its CRLF. */
+export function csvRow(json: EventJson): string {
+  const fields = CSV_COLUMNS.map((column) => {
+    const value = json[column];
+    if (value === undefined || value === null) return "";
+    if (column === "changes" && Array.isArray(value) && value.length === 0) return "";
+    if (column === "salt" && typeof value === "string") {
+      return Buffer.from(value, "base64").toString("hex");
+    }
+    return csvField(typeof value === "string" ? value : JSON.stringify(value));
+  });
+  return `${fields.join(",")}\r\n`;
+}
