@@ -38,6 +38,7 @@ import { bearerOf } from "../auth/credentials.js";
 import { ServiceError } from "../errors.js";
 import { isUuid } from "../ids.js";
 import type { ApiKeyRecord, ProjectRecord } from "../store/projects.js";
+import { isStorableText } from "../vocabulary/storable-text.js";
 import type { EnvironmentName, PlanName } from "../vocabulary/tenancy.js";
 import { decodeRequest } from "./decode-request.js";
 import type { Operation, OperationCall, Operations } from "./operation.js";
@@ -82,11 +83,17 @@ export function apiKeyMessage(key: ApiKeyRecord): ApiKey {
   });
 }
 
-/** A project name: 1 to 200 characters once trimmed. */
+/** A project name: 1 to 200 characters once trimmed, storable as SQL text. */
 function projectName(name: string): string {
   const trimmed = name.trim();
   if (trimmed.length === 0 || trimmed.length > 200) {
     throw new ServiceError("bad_request", "name must be 1 to 200 characters");
+  }
+  if (!isStorableText(trimmed)) {
+    throw new ServiceError(
+      "bad_request",
+      "name must not contain NUL characters or unpaired surrogates",
+    );
   }
   return trimmed;
 }

@@ -46,6 +46,34 @@ describe("AdminService", () => {
     expect(empty?.code).toBe(Code.InvalidArgument);
   });
 
+  // PostgreSQL text holds neither NUL (it answered 22021, an internal error) nor an
+  // unpaired surrogate (the driver would store U+FFFD instead): refused before SQL. Sent
+  // as Connect JSON: a binary client would already have made the surrogate U+FFFD.
+  it.each([
+    ["a NUL character", "Acme\u0000Corp"],
+    ["an unpaired surrogate", "Acme \uD800"],
+  ])(
+    "a project name with %s is refused with invalid_argument; nothing is created",
+    async (_what, name) => {
+      const before = (await server.admin.listProjects({})).projects.length;
+      const response = await fetch(`${server.url}/audit.v1.AdminService/CreateProject`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          authorization: `Bearer ${server.adminToken}`,
+        },
+        body: JSON.stringify({ name, plan: "PLAN_FREE" }),
+        signal: AbortSignal.timeout(15_000),
+      });
+      expect(response.status).toBe(400);
+      const body = (await response.json()) as { code: string; message: string };
+      expect(body.code).toBe("invalid_argument");
+      // (protobuf-es refuses the surrogate itself, as invalid UTF-8, before our check.)
+      expect(body.message).toMatch(/^name must not contain NUL|invalid UTF8$/);
+      expect((await server.admin.listProjects({})).projects.length).toBe(before);
+    },
+  );
+
   it("sets a plan; unknown projects and plans are refused", async () => {
     const { projectId } = await server.provision({ plan: Plan.FREE });
     const { project } = await server.admin.setProjectPlan({ projectId, plan: Plan.PRO });

@@ -3,6 +3,7 @@ import { getOption } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { EventSchema } from "../../gen/audit/v1/event_pb.js";
 import { field as fieldRules } from "../../gen/audit/v1/rules_pb.js";
+import { isStorableText } from "../../src/vocabulary/storable-text.js";
 import { codePointLength, MAX_TENANT_ID_CHARS } from "../../src/vocabulary/text-length.js";
 
 describe("text length", () => {
@@ -18,5 +19,16 @@ describe("text length", () => {
     expect(tenant).toBeDefined();
     if (!tenant) return;
     expect(getOption(tenant, fieldRules).maxLen).toBe(MAX_TENANT_ID_CHARS);
+  });
+});
+
+describe("storable text", () => {
+  it("refuses NUL and unpaired surrogates, accepts pairs and everything else", () => {
+    expect(isStorableText("Acme \u{1F600} Corp")).toBe(true);
+    expect(isStorableText("")).toBe(true);
+    expect(isStorableText("a\u0000b")).toBe(false);
+    expect(isStorableText("a\uD800")).toBe(false);
+    expect(isStorableText("\uDC00a")).toBe(false);
+    expect(isStorableText("\uDC00\uD800")).toBe(false);
   });
 });
