@@ -11,7 +11,7 @@
  * rows in one statement; run the stages (the verifiable log's leaves, in log-index
  * order); move each log's position. A crash anywhere rolls all of it back.
  *
- * Pacing: work appended here (`nudge`) is picked up after at most `minIntervalMs`, so
+ * Pacing: work appended here (`nudge`) is picked up after at most `minIntervalMs` (50 ms), so
  * that a pass integrates what many acknowledgement batches appended (the index and
  * search writes cost far less per event in large statements); a waiting reader
  * (`nudge(true)`) starts the next pass at once. With nothing to do the loop still looks
@@ -24,16 +24,15 @@ import type { Keyring } from "../crypto/keyring.js";
 import type { Db, Queryable } from "../store/db.js";
 import {
   advanceLogs,
+  horizonAndWork,
   type IndexRow,
   type JournalPosition,
   type JournalRow,
   type LockedLog,
   type LogAdvance,
   lockLogs,
-  logsWithWork,
   NIL_UUID,
   reached,
-  readHorizon,
   readJournal,
   writeIndex,
 } from "../store/log-integration.js";
@@ -123,7 +122,7 @@ export function createIntegrator(options: IntegratorOptions): Integrator {
   const stages = options.stages ?? [];
   const maxEvents = options.maxEventsPerPass ?? 5_000;
   const maxLogs = options.maxLogsPerPass ?? 64;
-  const minInterval = options.minIntervalMs ?? 25;
+  const minInterval = options.minIntervalMs ?? 50;
   const idleInterval = options.idleIntervalMs ?? 250;
   const withContext = stages.some((stage) => stage.needsContext === true);
 
@@ -136,8 +135,7 @@ export function createIntegrator(options: IntegratorOptions): Integrator {
 
   const runPass = () =>
     db.transaction(async (tx): Promise<PassResult> => {
-      const horizon = await readHorizon(tx);
-      const candidates = await logsWithWork(tx, horizon, maxLogs);
+      const { horizon, lockIds: candidates } = await horizonAndWork(tx, maxLogs);
       if (candidates.length === 0) return { integrated: 0, more: false, busy: false };
       const logs = await lockLogs(tx, candidates);
       const busy = logs.length < candidates.length;

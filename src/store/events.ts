@@ -270,13 +270,17 @@ function unsettled(): ServiceError {
 // claim steps: PostgreSQL sets up and runs fewer steps per statement (about 7% less
 // of its CPU per event in batches of 16, bench/store-write.ts).
 
-// Parameters $1-$11 are those of every batch; $12-$14 (the claims) only of keyed ones.
+// Parameters $1-$15 are those of every batch; $16-$18 (the claims) only of keyed ones.
+// The sealed payloads travel as one bytea ($14) and the contexts as another ($15), each
+// event's cut out by its start and length: PostgreSQL reads one large value much faster
+// than an array of them (about 8 against 30 µs of its CPU per event, measured for the
+// journal's design).
 const EVENT_COLUMNS = `
   $1::uuid[], $2::text[], $3::uuid[], $4::timestamptz[], $5::timestamptz[], $6::int[],
-  $7::bytea[], $8::bytea[], $9::date[]`;
+  $7::int[], $8::int[], $9::int[], $10::int[], $11::date[]`;
 const EVENT_NAMES = `
-  project_id, environment, id, occurred_at, received_at, key_version, payload, context,
-  month`;
+  project_id, environment, id, occurred_at, received_at, key_version, payload_at,
+  payload_len, context_at, context_len, month`;
 
 // From `fresh` (the events to count, with their rank): counts them against the quota and
 // keeps as `admitted` those that fit.
@@ -284,7 +288,7 @@ const COUNT_STEPS = `
 plan_limits as (
   select p.id as project_id, p.plan, l.lim
     from projects p
-    join unnest($10::text[], $11::int[]) as l(plan, lim) on l.plan = p.plan
+    join unnest($12::text[], $13::int[]) as l(plan, lim) on l.plan = p.plan
    where p.id in (select project_id from fresh)
 ),
 counted as (
@@ -315,13 +319,15 @@ const INSERT_STEPS = `
 inserted as (
   insert into events (project_id, environment, id, occurred_at, received_at, key_version,
                       payload)
-  select project_id, environment, id, occurred_at, received_at, key_version, payload
+  select project_id, environment, id, occurred_at, received_at, key_version,
+         substring($14::bytea from payload_at for payload_len)
     from written
 ),
 contexts as (
   insert into event_contexts (project_id, environment, event_id, key_version, ciphertext)
-  select project_id, environment, id, key_version, context
-    from written where context is not null
+  select project_id, environment, id, key_version,
+         substring($15::bytea from context_at for context_len)
+    from written where context_at is not null
 )`;
 
 const RANK = `row_number() over (partition by b.project_id, b.environment, b.month
@@ -329,7 +335,7 @@ const RANK = `row_number() over (partition by b.project_id, b.environment, b.mon
 
 const WRITE_EVENTS = `
 with batch as (
-  select * from unnest(${EVENT_COLUMNS}, $12::bytea[], $13::bytea[], $14::timestamptz[])
+  select * from unnest(${EVENT_COLUMNS}, $16::bytea[], $17::bytea[], $18::timestamptz[])
     with ordinality as b(${EVENT_NAMES}, key_hash, body_hash, expires_at, ord)
 ),
 held as (
@@ -418,6 +424,8 @@ async function writeEvents(
 ): Promise<(WriteResult | ServiceError)[]> {
   const months = events.map((event) => utcMonth(event.receivedAt));
   const plans = Object.keys(quota.limits);
+  const payloads = slices(events.map((e) => e.sealed.payload));
+  const contexts = slices(events.map((e) => e.sealed.context));
   const params = [
     events.map((e) => e.projectId),
     events.map((e) => e.environment),
@@ -425,11 +433,15 @@ async function writeEvents(
     events.map((e) => e.occurredAt),
     events.map((e) => e.receivedAt),
     events.map((e) => e.sealed.keyVersion),
-    events.map((e) => e.sealed.payload),
-    events.map((e) => e.sealed.context ?? null),
+    payloads.starts,
+    payloads.lengths,
+    contexts.starts,
+    contexts.lengths,
     months,
     plans,
     plans.map((plan) => quota.limits[plan] ?? 0),
+    payloads.blob,
+    contexts.blob,
   ];
   const keyed = events.some((e) => e.idempotency !== undefined);
   const rows = keyed
@@ -533,6 +545,33 @@ function answerFromClaim(
   return Buffer.from(claim.body_hash).equals(event.idempotency.bodyHash)
     ? { eventId: claim.event_id, receivedAt: claim.received_at, replayed: true }
     : new ServiceError("conflict", Messages.idempotencyConflict);
+}
+
+/**
+ * Values as one buffer and where each one is in it (1-based starts, as SQL's substring
+ * counts); an absent value has a null start and length.
+ */
+function slices(values: readonly (Buffer | undefined)[]): {
+  blob: Buffer;
+  starts: (number | null)[];
+  lengths: (number | null)[];
+} {
+  const starts: (number | null)[] = [];
+  const lengths: (number | null)[] = [];
+  const present: Buffer[] = [];
+  let at = 1;
+  for (const value of values) {
+    if (value === undefined) {
+      starts.push(null);
+      lengths.push(null);
+      continue;
+    }
+    starts.push(at);
+    lengths.push(value.length);
+    present.push(value);
+    at += value.length;
+  }
+  return { blob: Buffer.concat(present), starts, lengths };
 }
 
 /** The first day of `at`'s UTC month, as a SQL date: the quota's counting period. */

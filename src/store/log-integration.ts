@@ -88,37 +88,37 @@ export interface LogAdvance {
 }
 
 /**
- * The horizon: every transaction with a smaller id has ended. Read first in a pass,
- * before the pass has a transaction id of its own.
+ * The horizon (every transaction with a smaller id has ended) and up to `limit` logs with journal rows past their
+ * position and below it, those integrated least recently first: one statement, one
+ * index probe per log. Its first statement in a pass, before the pass has a transaction
+ * id of its own.
  */
-export async function readHorizon(tx: Queryable): Promise<bigint> {
-  const [row] = await tx.query<{ horizon: string }>(
-    "select pg_snapshot_xmin(pg_current_snapshot())::text as horizon",
-  );
-  if (!row) throw new Error("no horizon read");
-  return BigInt(row.horizon);
-}
-
-/**
- * Up to `limit` logs with journal rows past their position and below `horizon`, those
- * integrated least recently first. One index probe per log.
- */
-export async function logsWithWork(
+export async function horizonAndWork(
   tx: Queryable,
-  horizon: bigint,
   limit: number,
-): Promise<number[]> {
-  const rows = await tx.query<{ lock_id: number }>(
-    `select l.lock_id from event_logs l
-      where exists (select 1 from events e
-                     where e.project_id = l.project_id and e.environment = l.environment
-                       and (e.xid, e.id) > (l.integrated_xid, l.integrated_id)
-                       and e.xid < $1::xid8)
-      order by l.integrated_at nulls first, l.lock_id
-      limit $2`,
-    [String(horizon), limit],
+): Promise<{ horizon: bigint; lockIds: number[] }> {
+  const rows = await tx.query<{ horizon: string; lock_id: number | null }>(
+    `with h as (select pg_snapshot_xmin(pg_current_snapshot()) as horizon)
+     select h.horizon::text as horizon, w.lock_id
+       from h
+       left join lateral (
+         select l.lock_id, l.integrated_at from event_logs l
+          where exists (select 1 from events e
+                         where e.project_id = l.project_id
+                           and e.environment = l.environment
+                           and (e.xid, e.id) > (l.integrated_xid, l.integrated_id)
+                           and e.xid < h.horizon)
+          order by l.integrated_at nulls first, l.lock_id
+          limit $1) as w on true
+      order by w.integrated_at nulls first, w.lock_id`,
+    [limit],
   );
-  return rows.map((row) => row.lock_id);
+  const [first] = rows;
+  if (!first) throw new Error("no horizon read");
+  return {
+    horizon: BigInt(first.horizon),
+    lockIds: rows.flatMap((row) => (row.lock_id === null ? [] : [row.lock_id])),
+  };
 }
 
 /**
@@ -240,13 +240,18 @@ export async function writeIndex(tx: Queryable, rows: readonly IndexRow[]): Prom
       indexes.actionIdx,
     ]),
   );
-  const tokens: string[] = [];
+  // The tokens as one int8[] literal, written here: digits need no quoting, and this
+  // is ~60 values an event.
+  let tokens = "";
   const tokenStarts: number[] = [];
+  let count = 0;
   for (const { indexes } of rows) {
-    tokenStarts.push(tokens.length + 1);
-    for (const token of indexes.searchTokens) tokens.push(String(token));
+    tokenStarts.push(count + 1);
+    if (indexes.searchTokens.length === 0) continue;
+    tokens += `${count === 0 ? "" : ","}${indexes.searchTokens.join(",")}`;
+    count += indexes.searchTokens.length;
   }
-  tokenStarts.push(tokens.length + 1);
+  tokenStarts.push(count + 1);
   await tx.query(
     `insert into event_index (project_id, environment, log_index, id, xid, occurred_at,
                               actor_idx, entity_type_idx, entity_id_idx, action_idx,
@@ -272,7 +277,7 @@ export async function writeIndex(tx: Queryable, rows: readonly IndexRow[]): Prom
       rows.map((row) => row.occurredAtText),
       rows.map((row) => row.indexes.legacyActionIdx ?? null),
       rows.map((row) => row.indexes.tenantIdx ?? null),
-      tokens,
+      `{${tokens}}`,
       tokenStarts,
       fixed,
     ],

@@ -37,9 +37,9 @@ interface Observed {
   inFlightAtKill: number;
   killExit: { code: number | null; signal: NodeJS.Signals | null };
   afterCrash: { ids: Set<string>; rows: number };
-  listedAfterRestart: { eventId: string; entityId: string }[];
+  listedAfterRestart: { eventId: string; entityId: string; logIndex: number }[];
   retries: Awaited<ReturnType<typeof retryAll>>;
-  listedAfterRetries: { eventId: string; entityId: string }[];
+  listedAfterRetries: { eventId: string; entityId: string; logIndex: number }[];
   afterRetries: { ids: Set<string>; rows: number };
   restartedExit: { code: number | null; signal: NodeJS.Signals | null } | "timeout";
 }
@@ -136,6 +136,19 @@ describe(`SIGKILL during sustained ingestion, then restart on the same storage (
     const entities = observed.listedAfterRetries.map((event) => event.entityId);
     expect(new Set(entities).size).toBe(entities.length);
     expect(entities).toHaveLength(observed.sent.length);
+  });
+
+  it("every event is listed once, at a log index gapless from 0, before and after the retries", () => {
+    for (const listed of [observed.listedAfterRestart, observed.listedAfterRetries]) {
+      const indexes = listed.map((event) => event.logIndex).sort((a, b) => a - b);
+      expect(indexes).toEqual(Array.from({ length: listed.length }, (_, i) => i));
+      expect(new Set(listed.map((event) => event.eventId)).size).toBe(listed.length);
+    }
+    // The retries only appended: what was listed after the restart kept its place.
+    const after = new Map(observed.listedAfterRetries.map((e) => [e.eventId, e.logIndex]));
+    for (const event of observed.listedAfterRestart) {
+      expect(after.get(event.eventId)).toBe(event.logIndex);
+    }
   });
 
   it("a retry of an acknowledged request answers 200 with the original eventId", () => {

@@ -336,8 +336,8 @@ export async function retryAll(
 export async function listAllEvents(
   url: string,
   secret: string,
-): Promise<{ eventId: string; entityId: string }[]> {
-  const events: { eventId: string; entityId: string }[] = [];
+): Promise<{ eventId: string; entityId: string; logIndex: number }[]> {
+  const events: { eventId: string; entityId: string; logIndex: number }[] = [];
   let cursor: string | null = null;
   do {
     const query = new URLSearchParams({ limit: "200", ...(cursor ? { cursor } : {}) });
@@ -348,7 +348,7 @@ export async function listAllEvents(
       throw new Error(`List Events answered ${response.status}: ${await response.text()}`);
     }
     const page = (await response.json()) as {
-      events: { eventId: string; entityId: string }[];
+      events: { eventId: string; entityId: string; logIndex: number }[];
       nextCursor: string | null;
     };
     events.push(...page.events);

@@ -246,4 +246,22 @@ describe.runIf(shared)(`${INSTANCES} instances behind a round-robin proxy`, () =
       reads,
     };
   });
+
+  it("read-your-writes: an event acknowledged by one instance is listed by every other at once, each at its log index", async () => {
+    const { secret } = await first.provision();
+    for (let i = 0; i < 12; i++) {
+      const writer = instances[i % INSTANCES] as TestServer;
+      const reader = instances[(i + 1) % INSTANCES] as TestServer;
+      const created = await postEvent(writer, validEvent({ entityId: `ryw-${i}` }), bearer(secret));
+      expect(created.status).toBe(201);
+      const listed = await listEvents(reader, bearer(secret), { limit: 1 });
+      expect(listed.status).toBe(200);
+      expect(
+        (listed.body.events as { eventId: string; logIndex: number }[]).map((event) => [
+          event.eventId,
+          event.logIndex,
+        ]),
+      ).toEqual([[created.body.eventId, i]]);
+    }
+  });
 });
