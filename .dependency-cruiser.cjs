@@ -64,6 +64,15 @@ module.exports = {
       to: { path: "^src/", pathNot: "^src/vocabulary/" },
     },
     {
+      name: "tlog-is-self-contained",
+      severity: "error",
+      comment:
+        "tlog/ is the verifiable log's library (tree, notes, leaf, verifier): it runs in " +
+        "the browser too, so it imports nothing of src/ outside itself.",
+      from: { path: "^src/tlog/" },
+      to: { path: "^src/", pathNot: "^src/tlog/" },
+    },
+    {
       name: "errors-is-a-leaf",
       severity: "error",
       from: { path: "^src/errors\\.ts$" },

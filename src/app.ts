@@ -8,14 +8,17 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "pino";
 import { AdminService } from "../gen/audit/v1/admin_pb.js";
+import { StoredEventSchema } from "../gen/audit/v1/event_pb.js";
 import { EventService } from "../gen/audit/v1/events_pb.js";
 import { IngestService } from "../gen/audit/v1/ingest_pb.js";
+import { LogService } from "../gen/audit/v1/log_pb.js";
 import { TokenService } from "../gen/audit/v1/tokens_pb.js";
 import { createAdminService } from "./admin/admin-service.js";
 import { adminOperations } from "./api/admin-operations.js";
-import { eventOperations } from "./api/event-operations.js";
+import { eventOperations, storedEventMessage } from "./api/event-operations.js";
 import { eventStreamOperations } from "./api/event-stream-operations.js";
 import { ingestOperations } from "./api/ingest-operations.js";
+import { logOperations } from "./api/log-operations.js";
 import type { Operations } from "./api/operation.js";
 import { tokenOperations } from "./api/token-operations.js";
 import { createAdminTokenGuard } from "./auth/admin-token.js";
@@ -46,12 +49,18 @@ import { migrate } from "./store/migrations.js";
 import { createPgliteDb } from "./store/pglite-driver.js";
 import { createPostgresDb } from "./store/postgres-driver.js";
 import { createProjectStore, type ProjectStore } from "./store/projects.js";
+import { createNodeLogCrypto } from "./tlog/node-crypto.js";
 import { createEdge } from "./transport/edge.js";
 import type { NodeRequest, NodeResponse } from "./transport/node-http.js";
+import { restJson } from "./transport/rest-rendering.js";
 import { type ListeningServer, listen } from "./transport/server.js";
+import { createCheckpointPublisher } from "./verifiable-log/checkpoint-publisher.js";
+import { createEventTreeStage } from "./verifiable-log/event-tree-stage.js";
+import { createLogReadService } from "./verifiable-log/log-service.js";
+import { createLogSigning } from "./verifiable-log/log-signing.js";
 
 /** The services of the API, in the order of the proto files. */
-export const SERVICES = [IngestService, EventService, TokenService, AdminService];
+export const SERVICES = [IngestService, EventService, TokenService, AdminService, LogService];
 
 /** A built application, not yet listening. */
 export interface App {
@@ -130,10 +139,27 @@ export async function createApp(
       })
     : undefined;
   const waker = createLogWaker(notifications);
+  // The verifiable log (docs/verifiable-log.md): the integrator appends each pass's
+  // leaves to the logs' trees; checkpoints are signed apart, every interval.
+  const logCrypto = createNodeLogCrypto();
+  const logSigning = createLogSigning({
+    crypto: logCrypto,
+    issuer: config.LOG_ISSUER,
+    seed: secrets.logSigningKey,
+  });
   const integrator = createIntegrator({
     db,
     keyring,
     logger,
+    stages: [
+      createEventTreeStage({
+        crypto: logCrypto,
+        keyring,
+        // The leaf commits to the event exactly as GET /api/events renders it.
+        render: (event) =>
+          restJson(StoredEventSchema, storedEventMessage(event)) as Record<string, unknown>,
+      }),
+    ],
     ...(db.driver === "pglite" ? { maxEventsPerPass: 1_000 } : {}),
     onPass: (result) => {
       metrics.integrated(result.integrated);
@@ -149,6 +175,13 @@ export async function createApp(
         ? Math.max(0, (Date.now() - lag.oldestPending.getTime()) / 1000)
         : 0,
     };
+  });
+  const checkpoints = createCheckpointPublisher({
+    db,
+    crypto: logCrypto,
+    signing: logSigning,
+    logger,
+    intervalMs: config.LOG_CHECKPOINT_INTERVAL_MS,
   });
   const events = createEventStore(
     db,
@@ -200,6 +233,15 @@ export async function createApp(
       }),
     ),
     ...tokenOperations(createTokenService({ authenticator, tokens: frontendTokens })),
+    ...logOperations(
+      createLogReadService({
+        db,
+        crypto: logCrypto,
+        authenticator,
+        keyring,
+        signing: logSigning,
+      }),
+    ),
     ...adminOperations(
       createAdminService({ projects, keyring, authenticator, db }),
       createAdminTokenGuard(secrets.adminToken),
@@ -229,6 +271,7 @@ export async function createApp(
   sweeper.unref();
   integrator.start();
   await waker.start();
+  checkpoints.start();
 
   return {
     config,
@@ -263,6 +306,7 @@ export async function createApp(
       await events.drain();
       await integrator.stop();
       await notifications?.close();
+      await checkpoints.stop();
       await limits.close();
       await db.close();
     },

@@ -77,6 +77,14 @@ const schema = z.object({
   // look at the log this often when no notification came.
   FOLLOW_HEARTBEAT_SECONDS: integer(1, 300).default(15),
   FOLLOW_POLL_MS: integer(50, 60_000).default(1_000),
+  // The verifiable log (docs/verifiable-log.md): the Ed25519 seed that signs checkpoints,
+  // the first part of each log's origin, and how often grown trees get a checkpoint.
+  LOG_SIGNING_KEY: base64Key.optional(),
+  LOG_ISSUER: z
+    .string()
+    .regex(/^[^\s+/]+$/, "must be a name without spaces, '+' or '/' (the service's host name)")
+    .default("audit-event-service"),
+  LOG_CHECKPOINT_INTERVAL_MS: integer(10, 60_000).default(1000),
 });
 
 /** The parsed configuration. */

@@ -4,7 +4,7 @@
  * key are generated once into DATA_DIR (mode 0600) and reused on every start. With
  * PostgreSQL they must come from the environment, the same on every instance.
  */
-import { randomBytes } from "node:crypto";
+import { hkdfSync, randomBytes } from "node:crypto";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Config } from "./config.js";
@@ -15,6 +15,8 @@ export interface Secrets {
   masterKey: Buffer;
   adminToken: string | undefined;
   tokenSigningKey: string;
+  /** The 32-byte Ed25519 seed that signs the logs' checkpoints. */
+  logSigningKey: Buffer;
   /** Names of the secrets generated into DATA_DIR on this start. */
   generated: string[];
 }
@@ -48,10 +50,15 @@ export async function resolveSecrets(config: Config): Promise<Secrets> {
         "Invalid configuration: TOKEN_SIGNING_KEY is required when DATABASE_URL is set",
       );
     }
+    const masterKey = Buffer.from(config.MASTER_KEY, "base64");
     return {
-      masterKey: Buffer.from(config.MASTER_KEY, "base64"),
+      masterKey,
       adminToken: config.ADMIN_TOKEN,
       tokenSigningKey: config.TOKEN_SIGNING_KEY,
+      // Without LOG_SIGNING_KEY, derived from the master key: the same on every instance.
+      logSigningKey: config.LOG_SIGNING_KEY
+        ? Buffer.from(config.LOG_SIGNING_KEY, "base64")
+        : Buffer.from(hkdfSync("sha256", masterKey, "", "audit log signing key v1", 32)),
       generated: [],
     };
   }
@@ -76,13 +83,28 @@ export async function resolveSecrets(config: Config): Promise<Secrets> {
   const tokenSigningKey = await pick(config.TOKEN_SIGNING_KEY, "token-signing.key", () =>
     randomBytes(32).toString("base64url"),
   );
+  const logSigningKey = await pick(config.LOG_SIGNING_KEY, "log-signing.key", () =>
+    randomBytes(32).toString("base64"),
+  );
   const masterKeyBytes = Buffer.from(masterKey, "base64");
   if (masterKeyBytes.length !== 32) {
     throw new ConfigError(
       "Invalid configuration: master.key in DATA_DIR must be 32 bytes in base64",
     );
   }
-  return { masterKey: masterKeyBytes, adminToken, tokenSigningKey, generated };
+  const logSigningKeyBytes = Buffer.from(logSigningKey, "base64");
+  if (logSigningKeyBytes.length !== 32) {
+    throw new ConfigError(
+      "Invalid configuration: log-signing.key in DATA_DIR must be 32 bytes in base64",
+    );
+  }
+  return {
+    masterKey: masterKeyBytes,
+    adminToken,
+    tokenSigningKey,
+    logSigningKey: logSigningKeyBytes,
+    generated,
+  };
 }
 
 /**

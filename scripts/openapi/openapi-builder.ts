@@ -229,7 +229,10 @@ function operation(
         "X-Request-Id": { $ref: "#/components/headers/RequestId" },
         ...success.headers,
       },
-      content: { "application/json": { schema: output } },
+      content:
+        surface.text === undefined
+          ? { "application/json": { schema: output } }
+          : { "text/plain": { schema: { type: "string" } } },
     };
   }
   for (const error of surface.errors) responses[String(error.status)] = errorResponse(error);

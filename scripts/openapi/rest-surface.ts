@@ -18,6 +18,7 @@ import {
 import { DEFAULT_TOKEN_SECONDS, MAX_TOKEN_SECONDS } from "../../src/events/token-service.js";
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from "../../src/ingest/ingest-service.js";
 import { MONTHLY_LIMITS } from "../../src/limits/monthly-quota.js";
+import { LogMessages } from "../../src/verifiable-log/log-service.js";
 import { MAX_NESTING } from "../../src/vocabulary/json-limits.js";
 import { MAX_TENANT_ID_CHARS } from "../../src/vocabulary/text-length.js";
 
@@ -62,6 +63,8 @@ export interface MethodSurface {
   headers?: readonly { name: string; description: string; schema: JsonSchema }[];
   /** Top-level response fields always present, with the value shown when unset. */
   alwaysPresent?: Readonly<Record<string, "empty-array" | "null">>;
+  /** REST answers with this string field alone, as text/plain. */
+  text?: string;
   errors: readonly ErrorCase[];
 }
 
@@ -296,4 +299,97 @@ export const REST_SURFACE: Readonly<Record<string, MethodSurface>> = {
       common.unavailable,
     ],
   },
+  ...logSurfaces(),
 };
+
+/** The verifiable log's reads (docs/verifiable-log.md): the same credentials as ListEvents. */
+function logSurfaces(): Record<string, MethodSurface> {
+  const reader401: ErrorCase = {
+    status: 401,
+    description: "No credential, a malformed or unknown API key, or an expired or invalid token.",
+    messages: [
+      Messages.missingKey,
+      Messages.invalidKeyFormat,
+      Messages.invalidKey,
+      TokenMessages.expired,
+      TokenMessages.invalid,
+    ],
+    exact: true,
+  };
+  const reader403: ErrorCase = {
+    status: 403,
+    description: "The API key (or the key that issued the token) is revoked or retired.",
+    messages: [Messages.revokedKey],
+    exact: true,
+  };
+  const tail = [reader401, reader403, common.internal, common.unavailable];
+  const noCheckpoint: ErrorCase = {
+    status: 404,
+    description: "No checkpoint has been published yet (the log has no event).",
+    messages: [LogMessages.noCheckpoint],
+    exact: true,
+  };
+  return {
+    "audit.v1.LogService.GetCheckpoint": {
+      frontendToken: true,
+      success: [{ status: 200, description: "The latest signed checkpoint (a signed note)." }],
+      text: "checkpoint",
+      errors: [noCheckpoint, ...tail],
+    },
+    "audit.v1.LogService.GetVerifierKey": {
+      frontendToken: true,
+      success: [{ status: 200, description: "The log's verifier key, <name>+<key id>+<key>." }],
+      text: "verifierKey",
+      errors: tail,
+    },
+    "audit.v1.LogService.GetInclusionProof": {
+      frontendToken: true,
+      success: [{ status: 200, description: "The event's leaf and its audit path." }],
+      alwaysPresent: { hashes: "empty-array" },
+      errors: [
+        {
+          status: 400,
+          description: "eventId is missing or not a UUID, or treeSize is not a positive integer.",
+          messages: [
+            LogMessages.eventIdRequired,
+            LogMessages.eventIdUuid,
+            "treeSize must be a positive integer",
+          ],
+          exact: false,
+        },
+        {
+          status: 404,
+          description:
+            "No such event in the caller's log, no checkpoint of that size, or the event is newer than the checkpoint.",
+          messages: [LogMessages.eventNotFound, LogMessages.noCheckpoint],
+          exact: false,
+        },
+        ...tail,
+      ],
+    },
+    "audit.v1.LogService.GetConsistencyProof": {
+      frontendToken: true,
+      success: [{ status: 200, description: "The consistency proof between two published sizes." }],
+      alwaysPresent: { hashes: "empty-array" },
+      errors: [
+        {
+          status: 400,
+          description: "from or to is missing or not a positive integer, or from > to.",
+          messages: [
+            LogMessages.sizesRequired,
+            LogMessages.fromAfterTo,
+            "from must be a positive integer",
+          ],
+          exact: false,
+        },
+        {
+          status: 404,
+          description: "No checkpoint of one of the sizes has been published.",
+          messages: ["No checkpoint of tree size 7 has been published"],
+          exact: false,
+        },
+        ...tail,
+      ],
+    },
+  };
+}

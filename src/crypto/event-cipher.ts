@@ -187,14 +187,19 @@ export async function openEvent(
   context: Uint8Array | null,
 ): Promise<OpenedPayload & { context: JsonObject | undefined }> {
   const opened = await openPayload(keys, at, keyVersion, payload);
+  return { ...opened, context: await openContext(keys, at, keyVersion, context) };
+}
+
+/** Decrypts an event's context (undefined for an event without one). */
+export async function openContext(
+  keys: ProjectKeys,
+  at: EventAddress,
+  keyVersion: number,
+  context: Uint8Array | null,
+): Promise<JsonObject | undefined> {
+  if (context === null) return undefined;
   const dataKey = await keys.dataKey(keyVersion);
-  return {
-    ...opened,
-    context:
-      context === null
-        ? undefined
-        : (JSON.parse(open(dataKey, context, aad(at, "context")).toString("utf8")) as JsonObject),
-  };
+  return JSON.parse(open(dataKey, context, aad(at, "context")).toString("utf8")) as JsonObject;
 }
 
 /**

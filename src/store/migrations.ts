@@ -298,6 +298,40 @@ export const migrations: readonly Migration[] = [
       alter table events add primary key (project_id, environment, xid, id);
     `,
   },
+  {
+    // The verifiable log (docs/verifiable-log.md, src/verifiable-log/tree-store.ts): each
+    // log's Merkle tree as tiles of 256 hashes (level >= 0) or 256 leaves (level -1), its
+    // size, and every signed checkpoint, kept.
+    version: 8,
+    name: "verifiable log: tree tiles and checkpoints",
+    sql: `
+      create table log_trees (
+        project_id uuid not null,
+        environment text not null,
+        size bigint not null,
+        primary key (project_id, environment)
+      );
+      create table log_tiles (
+        project_id uuid not null,
+        environment text not null,
+        level smallint not null,
+        n bigint not null,
+        data bytea not null,
+        primary key (project_id, environment, level, n)
+      );
+      create table log_checkpoints (
+        project_id uuid not null,
+        environment text not null,
+        size bigint not null,
+        root bytea not null,
+        note text not null,
+        published_at timestamptz not null default now(),
+        primary key (project_id, environment, size)
+      );
+      -- An inclusion proof finds its event's position by id.
+      create index event_index_by_id on event_index (project_id, environment, id);
+    `,
+  },
 ];
 
 // An arbitrary constant: instances starting together migrate one at a time.

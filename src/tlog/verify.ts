@@ -137,10 +137,13 @@ export async function checkEventInclusion(
   } catch (error) {
     return `cannot recompute its leaf: ${describeError(error)}`;
   }
-  if (proof.logIndex !== logIndex) {
+  // Proto JSON clients may hand the 64-bit positions over as decimal strings.
+  const servedIndex = Number(proof.logIndex);
+  const servedSize = Number(proof.treeSize);
+  if (servedIndex !== logIndex) {
     return `the service places it at logIndex ${proof.logIndex}, the event says ${logIndex}`;
   }
-  if (proof.treeSize !== checkpoint.size) {
+  if (servedSize !== checkpoint.size) {
     return `the proof is for tree size ${proof.treeSize}, not the checkpoint's ${checkpoint.size}`;
   }
   const served = fromBase64(proof.leaf);
@@ -391,7 +394,7 @@ async function checkConsistency(
     return;
   }
   try {
-    if (proof.from !== earlier.size || proof.to !== checkpoint.size) {
+    if (Number(proof.from) !== earlier.size || Number(proof.to) !== checkpoint.size) {
       throw new TlogError("invalid-input", `the proof is from ${proof.from} to ${proof.to}`);
     }
     await checkTree(

@@ -18,6 +18,21 @@ export function headerValue(req: NodeRequest, name: string): string | undefined 
   return Array.isArray(value) ? value[0] : value;
 }
 
+/** Writes a text/plain response. */
+export function sendText(
+  res: NodeResponse,
+  status: number,
+  text: string,
+  headers: Record<string, string> = {},
+): void {
+  res.writeHead(status, {
+    ...headers,
+    "content-type": "text/plain; charset=utf-8",
+    "content-length": Buffer.byteLength(text),
+  });
+  res.end(text);
+}
+
 /** Writes a JSON response. */
 export function sendJson(
   res: NodeResponse,

@@ -3,10 +3,18 @@
  * their proto JSON (spec sections 2 and 3). The operations (api/) know nothing of it:
  * they say what happened (`created`), and this table says what REST shows for it.
  */
-import { type DescMessage, type DescMethod, type JsonValue, ScalarType } from "@bufbuild/protobuf";
+import {
+  type DescMessage,
+  type DescMethod,
+  type JsonValue,
+  type Message,
+  ScalarType,
+  toJson,
+} from "@bufbuild/protobuf";
 import { FeatureSet_FieldPresence } from "@bufbuild/protobuf/wkt";
 import { EventService } from "../../gen/audit/v1/events_pb.js";
 import { IngestService } from "../../gen/audit/v1/ingest_pb.js";
+import { LogService } from "../../gen/audit/v1/log_pb.js";
 import type { OperationReply } from "../api/operation.js";
 
 /** The REST rendering of one method. */
@@ -19,6 +27,8 @@ export interface RestRendering {
    * them from the message.
    */
   defaults?: Readonly<Record<string, JsonValue>>;
+  /** The string field whose value is the whole REST body, as `text/plain`. */
+  text?: string;
 }
 
 /** Renderings by method; a method not listed answers 200 with its proto JSON. */
@@ -30,6 +40,12 @@ export const REST_RENDERINGS: ReadonlyMap<DescMethod, RestRendering> = new Map<
   [IngestService.method.createEvent, { status: (reply) => (reply.created ? 201 : 200) }],
   // Both keys always: `"events": []` on an empty page, `"nextCursor": null` on the last.
   [EventService.method.listEvents, { defaults: { events: [], nextCursor: null } }],
+  // The verifiable log (docs/verifiable-log.md): the note and the key as they are signed
+  // and published; proofs with their position and hashes always.
+  [LogService.method.getCheckpoint, { text: "checkpoint" }],
+  [LogService.method.getVerifierKey, { text: "verifierKey" }],
+  [LogService.method.getInclusionProof, { defaults: { logIndex: 0, hashes: [] } }],
+  [LogService.method.getConsistencyProof, { defaults: { hashes: [] } }],
 ]);
 
 /**
@@ -85,4 +101,16 @@ export function emptyStringsWritten(desc: DescMessage, json: JsonValue): void {
       for (const item of value) emptyStringsWritten(field.message, item);
     }
   }
+}
+
+/**
+ * A message's REST JSON: its proto JSON with the unsigned 64-bit integers as numbers and
+ * the empty strings written. The REST edge answers with it, and the verifiable log commits
+ * to an event in exactly this form (docs/verifiable-log.md), so both use this function.
+ */
+export function restJson(desc: DescMessage, message: Message): JsonValue {
+  const json = toJson(desc, message);
+  uint64AsNumbers(desc, json);
+  emptyStringsWritten(desc, json);
+  return json;
 }

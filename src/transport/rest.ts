@@ -5,13 +5,19 @@
  * JSON. Errors become the spec's bodies in rest-errors.ts.
  */
 import type { DescMethod, DescService } from "@bufbuild/protobuf";
-import { getOption, hasOption, toJson } from "@bufbuild/protobuf";
+import { getOption, hasOption } from "@bufbuild/protobuf";
 import { http as httpRule } from "../../gen/google/api/annotations_pb.js";
 import type { Operation, OperationCall, Operations } from "../api/operation.js";
 import type { RequestFacts } from "../api/request-facts.js";
 import { MAX_BODY_BYTES, parseJsonBody, readBody } from "./body.js";
-import { headerValue, type NodeRequest, type NodeResponse, sendJson } from "./node-http.js";
-import { emptyStringsWritten, REST_RENDERINGS, uint64AsNumbers } from "./rest-rendering.js";
+import {
+  headerValue,
+  type NodeRequest,
+  type NodeResponse,
+  sendJson,
+  sendText,
+} from "./node-http.js";
+import { REST_RENDERINGS, restJson } from "./rest-rendering.js";
 
 /** One route derived from an annotation. */
 export interface RestRoute {
@@ -114,11 +120,13 @@ export async function serveRest(
   const reply = await route.operation(call);
   const rendering = REST_RENDERINGS.get(route.method);
   const status = rendering?.status?.(reply) ?? 200;
-  const json = toJson(route.method.output, reply.message);
-  uint64AsNumbers(route.method.output, json);
-  emptyStringsWritten(route.method.output, json);
+  const json = restJson(route.method.output, reply.message);
   if (typeof json === "object" && json !== null && !Array.isArray(json)) {
     for (const [name, value] of Object.entries(rendering?.defaults ?? {})) json[name] ??= value;
+    if (rendering?.text !== undefined) {
+      sendText(res, status, String(json[rendering.text] ?? ""), reply.headers);
+      return status;
+    }
   }
   sendJson(res, status, json, reply.headers);
   return status;

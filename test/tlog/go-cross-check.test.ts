@@ -5,10 +5,6 @@
  * installs both. Without them this test fails and says so rather than skipping.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { toBase64 } from "../../src/tlog/bytes.js";
 import { signCheckpoint } from "../../src/tlog/checkpoint.js";
@@ -18,16 +14,11 @@ import { createNodeLogCrypto } from "../../src/tlog/node-crypto.js";
 import { parseSignerKey, signerKey, signNote, verifierKey } from "../../src/tlog/note.js";
 import { newTiles, tilePath } from "../../src/tlog/tile.js";
 import { storedHashIndex } from "../../src/tlog/tree.js";
-
-const GOPATH = "/usr/share/gocode";
-const SOURCE = join(dirname(fileURLToPath(import.meta.url)), "go-checker", "main.go");
-const INSTALL =
-  "run: apt-get update && apt-get install -y golang-go golang-golang-x-mod-dev (as .ci/run does)";
+import { buildGoChecker, type GoChecker } from "./go-checker-build.js";
 
 const crypto = createNodeLogCrypto();
 const ORIGIN = "audit.test/proj_go/test";
-let checker = "";
-let binDir = "";
+let checker: GoChecker | undefined;
 
 interface Result {
   ok: boolean;
@@ -47,40 +38,17 @@ interface Reply {
 }
 
 function runGo(request: unknown): Reply {
-  const out = execFileSync(checker, [], { input: JSON.stringify(request), encoding: "utf8" });
+  if (checker === undefined) throw new Error("the Go checker was not built");
+  const out = execFileSync(checker.path, [], { input: JSON.stringify(request), encoding: "utf8" });
   return JSON.parse(out) as Reply;
 }
 
-beforeAll(() => {
-  let go = "";
-  try {
-    go = execFileSync("sh", ["-c", "command -v go"], { encoding: "utf8" }).trim();
-  } catch {
-    // Reported below.
-  }
-  if (go === "") throw new Error(`the Go cross-check needs the go command: ${INSTALL}`);
-  if (!existsSync(join(GOPATH, "src/golang.org/x/mod/sumdb/tlog/tlog.go"))) {
-    throw new Error(`the Go cross-check needs golang.org/x/mod in ${GOPATH}: ${INSTALL}`);
-  }
-  // The build cache is kept between runs (a rebuild then takes well under a second).
-  const cache = join(tmpdir(), "audit-tlog-go-cache");
-  mkdirSync(cache, { recursive: true });
-  binDir = mkdtempSync(join(tmpdir(), "audit-tlog-go-checker-"));
-  checker = join(binDir, "go-checker");
-  execFileSync(go, ["build", "-o", checker, SOURCE], {
-    env: {
-      ...process.env,
-      GO111MODULE: "off",
-      GOPATH,
-      GOFLAGS: "",
-      GOCACHE: cache,
-    },
-    stdio: ["ignore", "inherit", "inherit"],
-  });
+beforeAll(async () => {
+  checker = await buildGoChecker();
 }, 300_000);
 
 afterAll(() => {
-  if (binDir !== "") rmSync(binDir, { recursive: true, force: true });
+  checker?.remove();
 });
 
 /** A log of n events as the service lists them, with their leaves in a tree. */

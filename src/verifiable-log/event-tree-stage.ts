@@ -1,0 +1,121 @@
+/**
+ * The integrator's stage that grows each log's Merkle tree (tree-stage.ts) from the
+ * journal's events: each event rendered as GET /api/events lists it (the renderer is the
+ * API's own, passed in), with its context decrypted here, so the leaf commits to exactly
+ * what a reader will see. Events numbered before the tree existed are read back by log
+ * index and decrypted the same way.
+ */
+import type { JsonObject } from "@bufbuild/protobuf";
+import { openContext, openEvent } from "../crypto/event-cipher.js";
+import type { Keyring } from "../crypto/keyring.js";
+import type { ListedEvent } from "../events/list-service.js";
+import type { IntegrationStage, SequencedBatch } from "../log/integrator.js";
+import type { Queryable } from "../store/db.js";
+import { toBase64 } from "../tlog/bytes.js";
+import type { LogCrypto } from "../tlog/crypto.js";
+import { createTreeStage } from "./tree-stage.js";
+import type { LogAddress } from "./tree-store.js";
+
+/** Options of createEventTreeStage. */
+export interface EventTreeStageOptions {
+  crypto: LogCrypto;
+  keyring: Keyring;
+  /** An event as GET /api/events renders it (its JSON object). */
+  render(event: ListedEvent): Record<string, unknown>;
+}
+
+/** Milliseconds of a microsecond timestamp, rounded down (before 1970 too), as lists do. */
+function millis(micros: bigint): number {
+  return Number((micros - (((micros % 1000n) + 1000n) % 1000n)) / 1000n);
+}
+
+/** The listed JSON with the two members the leaf reads, whatever the API adds. */
+function withLeafFields(
+  json: Record<string, unknown>,
+  logIndex: bigint,
+  salt: Uint8Array,
+): Record<string, unknown> {
+  return { ...json, logIndex: Number(logIndex), salt: toBase64(salt) };
+}
+
+interface BackfillRow {
+  log_index: string;
+  id: string;
+  received_at: Date;
+  occurred_us: string;
+  key_version: number;
+  payload: Uint8Array;
+  context: Uint8Array | null;
+}
+
+/** The stage, for the integrator's `stages`. */
+export function createEventTreeStage(options: EventTreeStageOptions): IntegrationStage {
+  const { keyring, render } = options;
+  return createTreeStage<SequencedBatch>({
+    crypto: options.crypto,
+    async render(tx, batch) {
+      const keys = await keyring.forProject(batch.projectId, tx);
+      return Promise.all(
+        batch.events.map(async (event) => {
+          const at = {
+            projectId: batch.projectId,
+            environment: batch.environment,
+            eventId: event.eventId,
+          };
+          const context: JsonObject | undefined = await openContext(
+            keys,
+            at,
+            event.keyVersion,
+            event.context,
+          );
+          const listed: ListedEvent = {
+            eventId: event.eventId,
+            occurredAt: new Date(millis(event.occurredMicros)),
+            receivedAt: event.receivedAt,
+            logIndex: event.logIndex,
+            salt: event.salt,
+            payload: event.payload,
+            context,
+          };
+          return withLeafFields(render(listed), event.logIndex, event.salt);
+        }),
+      );
+    },
+    async backfill(tx: Queryable, log: LogAddress, from: number, to: number) {
+      const keys = await keyring.forProject(log.projectId, tx);
+      const rows = await tx.query<BackfillRow>(
+        `select i.log_index::text as log_index, i.id, e.received_at,
+                (extract(epoch from i.occurred_at) * 1000000)::int8::text as occurred_us,
+                e.key_version, e.payload, c.ciphertext as context
+           from event_index i
+           join events e
+             on e.project_id = i.project_id and e.environment = i.environment
+            and e.xid = i.xid and e.id = i.id
+           left join event_contexts c
+             on c.project_id = i.project_id and c.environment = i.environment
+            and c.event_id = i.id
+          where i.project_id = $1 and i.environment = $2
+            and i.log_index >= $3 and i.log_index < $4
+          order by i.log_index`,
+        [log.projectId, log.environment, from, to],
+      );
+      return Promise.all(
+        rows.map(async (row) => {
+          const at = { ...log, eventId: row.id };
+          const opened = await openEvent(keys, at, row.key_version, row.payload, row.context);
+          const logIndex = BigInt(row.log_index);
+          const listed: ListedEvent = {
+            eventId: row.id,
+            occurredAt: new Date(millis(BigInt(row.occurred_us))),
+            receivedAt: row.received_at,
+            logIndex,
+            salt: opened.salt,
+            payload: opened.payload,
+            context: opened.context,
+          };
+          return withLeafFields(render(listed), logIndex, opened.salt);
+        }),
+      );
+    },
+  });
+}

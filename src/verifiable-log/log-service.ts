@@ -1,0 +1,181 @@
+/**
+ * The read side of the verifiable log (docs/verifiable-log.md, "API"): the latest
+ * checkpoint, the verifier key, inclusion and consistency proofs, for the log of the
+ * caller's project and environment. Same credentials and scoping as List Events: an API
+ * key or a frontend token reads its own project-environment; a tenant-restricted token
+ * gets proofs for its tenant's events only. Every refusal is a ServiceError with a clear
+ * message (400 for malformed parameters, 404 for what does not exist here).
+ */
+import type { Authenticator, ReaderPrincipal } from "../auth/authenticator.js";
+import type { Credential } from "../auth/credentials.js";
+import { filterIndex } from "../crypto/event-cipher.js";
+import type { Keyring } from "../crypto/keyring.js";
+import { ServiceError } from "../errors.js";
+import type { Db } from "../store/db.js";
+import type { LogCrypto } from "../tlog/crypto.js";
+import { proveRecord, proveTree } from "../tlog/tree.js";
+import type { LogSigning } from "./log-signing.js";
+import {
+  type LogAddress,
+  locateEvent,
+  readCheckpoint,
+  readLeaf,
+  type StoredCheckpoint,
+  tileHashReader,
+} from "./tree-store.js";
+
+/** An inclusion proof, as the API returns it. */
+export interface InclusionProofReply {
+  logIndex: number;
+  treeSize: number;
+  leaf: Uint8Array;
+  hashes: Uint8Array[];
+}
+
+/** A consistency proof, as the API returns it. */
+export interface ConsistencyProofReply {
+  from: number;
+  to: number;
+  hashes: Uint8Array[];
+}
+
+/** The log's read operations. */
+export interface LogReadService {
+  checkpoint(credential: Credential): Promise<string>;
+  verifierKey(credential: Credential): Promise<string>;
+  /** `params`: the request's JSON (eventId, treeSize). */
+  inclusionProof(credential: Credential, params: unknown): Promise<InclusionProofReply>;
+  /** `params`: the request's JSON (from, to). */
+  consistencyProof(credential: Credential, params: unknown): Promise<ConsistencyProofReply>;
+}
+
+/** Dependencies of the log's read service. */
+export interface LogReadDeps {
+  db: Db;
+  crypto: LogCrypto;
+  authenticator: Authenticator;
+  keyring: Keyring;
+  signing: LogSigning;
+}
+
+/** Fixed messages of the log's refusals (the OpenAPI document lists them). */
+export const LogMessages = {
+  noCheckpoint: "No checkpoint has been published for this log yet",
+  eventIdRequired: "eventId is required",
+  eventIdUuid: "eventId must be a UUID",
+  eventNotFound: "Event not found",
+  sizesRequired: "from and to are required",
+  fromAfterTo: "from must not be greater than to",
+} as const;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function field(params: unknown, name: string): unknown {
+  return typeof params === "object" && params !== null
+    ? (params as Record<string, unknown>)[name]
+    : undefined;
+}
+
+/** A size parameter: a positive integer, as a JSON number or decimal string; else 400. */
+function size(params: unknown, name: string): number | undefined {
+  const value = field(params, name);
+  if (value === undefined || value === null || value === "") return undefined;
+  const number =
+    typeof value === "number"
+      ? value
+      : typeof value === "string" && /^[0-9]{1,16}$/.test(value)
+        ? Number(value)
+        : Number.NaN;
+  if (!Number.isSafeInteger(number) || number < 1) {
+    throw new ServiceError("bad_request", `${name} must be a positive integer`);
+  }
+  return number;
+}
+
+/** Creates the service. */
+export function createLogReadService(deps: LogReadDeps): LogReadService {
+  const { db, crypto, authenticator, signing } = deps;
+
+  const logOf = (principal: ReaderPrincipal): LogAddress => ({
+    projectId: principal.projectId,
+    environment: principal.environment,
+  });
+
+  const published = async (log: LogAddress, treeSize?: number): Promise<StoredCheckpoint> => {
+    const checkpoint = await readCheckpoint(db, log, treeSize);
+    if (checkpoint !== undefined) return checkpoint;
+    throw new ServiceError(
+      "not_found",
+      treeSize === undefined
+        ? LogMessages.noCheckpoint
+        : `No checkpoint of tree size ${treeSize} has been published`,
+    );
+  };
+
+  return {
+    async checkpoint(credential) {
+      const principal = await authenticator.requireReader(credential);
+      return (await published(logOf(principal))).note;
+    },
+
+    async verifierKey(credential) {
+      const principal = await authenticator.requireReader(credential);
+      return signing.verifierKey(signing.origin(principal.projectId, principal.environment));
+    },
+
+    async inclusionProof(credential, params) {
+      const principal = await authenticator.requireReader(credential);
+      const eventId = field(params, "eventId");
+      if (eventId === undefined || eventId === null || eventId === "") {
+        throw new ServiceError("bad_request", LogMessages.eventIdRequired);
+      }
+      if (typeof eventId !== "string" || !UUID.test(eventId)) {
+        throw new ServiceError("bad_request", LogMessages.eventIdUuid);
+      }
+      const treeSize = size(params, "treeSize");
+      const log = logOf(principal);
+      const tenantIdx =
+        principal.tenantId === undefined
+          ? undefined
+          : filterIndex(
+              await deps.keyring.forProject(principal.projectId),
+              "tenantId",
+              principal.tenantId,
+            );
+      const logIndex = await locateEvent(db, log, eventId.toLowerCase(), tenantIdx);
+      if (logIndex === undefined) throw new ServiceError("not_found", LogMessages.eventNotFound);
+      const checkpoint = await published(log, treeSize);
+      if (logIndex >= checkpoint.size) {
+        throw new ServiceError(
+          "not_found",
+          `Event ${eventId} (logIndex ${logIndex}) is not in the checkpoint of tree size ${checkpoint.size}` +
+            (treeSize === undefined ? " yet: checkpoints follow within seconds" : ""),
+        );
+      }
+      const leaf = await readLeaf(db, log, logIndex);
+      if (leaf === undefined) throw new Error(`log tree: no leaf stored at ${logIndex}`);
+      const hashes = await proveRecord(
+        crypto,
+        checkpoint.size,
+        logIndex,
+        tileHashReader(crypto, db, log),
+      );
+      return { logIndex, treeSize: checkpoint.size, leaf, hashes };
+    },
+
+    async consistencyProof(credential, params) {
+      const principal = await authenticator.requireReader(credential);
+      const from = size(params, "from");
+      const to = size(params, "to");
+      if (from === undefined || to === undefined) {
+        throw new ServiceError("bad_request", LogMessages.sizesRequired);
+      }
+      if (from > to) throw new ServiceError("bad_request", LogMessages.fromAfterTo);
+      const log = logOf(principal);
+      await published(log, from);
+      await published(log, to);
+      const hashes = await proveTree(crypto, to, from, tileHashReader(crypto, db, log));
+      return { from, to, hashes };
+    },
+  };
+}

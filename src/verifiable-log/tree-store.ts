@@ -1,0 +1,234 @@
+/**
+ * Storage of each log's Merkle tree, as tiles (Go's sumdb/tlog tile layout, height 8), its
+ * leaves, and its signed checkpoints (tables of migration 8):
+ *
+ * - `log_tiles`: one row per tile, `(project_id, environment, level, n)`, `data` the tile's
+ *   hashes (32 bytes each) or, at level -1, its leaves (65 bytes each); a partial tile is
+ *   rewritten wider as the tree grows, a full one never changes. A proof in a tree of a
+ *   million leaves reads four tiles in one query.
+ * - `log_trees`: each log's tree size; written in the integrator's transaction with the
+ *   tiles, so tiles always hold every hash of a tree that size.
+ * - `log_checkpoints`: every published checkpoint, kept, keyed by size.
+ *
+ * Invariants: every function works through the Queryable it is given (the integrator's
+ * transaction, or the database); hashes once written never change.
+ */
+import type { Queryable } from "../store/db.js";
+import type { LogCrypto } from "../tlog/crypto.js";
+import { LEAF_SIZE } from "../tlog/leaf.js";
+import { hashFromTile, type Tile, tileForIndex } from "../tlog/tile.js";
+import { HASH_SIZE, type Hash, type HashReader } from "../tlog/tree.js";
+
+/** Tile height: 2^8 = 256 hashes (8 KiB) or leaves (16.25 KiB) a tile. */
+export const TILE_HEIGHT = 8;
+const TILE_WIDTH = 2 ** TILE_HEIGHT;
+/** The level of leaf tiles. */
+export const LEAF_LEVEL = -1;
+
+/** A log: one project-environment. */
+export interface LogAddress {
+  readonly projectId: string;
+  readonly environment: string;
+}
+
+/** A published checkpoint. */
+export interface StoredCheckpoint {
+  readonly size: number;
+  readonly root: Hash;
+  readonly note: string;
+  readonly publishedAt: Date;
+}
+
+type TileKey = `${number}/${number}`;
+
+function key(level: number, n: number): TileKey {
+  return `${level}/${n}`;
+}
+
+/** Reads tiles by (level, n) in one query; absent tiles are not in the map. */
+export async function readTiles(
+  db: Queryable,
+  log: LogAddress,
+  wanted: readonly { level: number; n: number }[],
+): Promise<Map<TileKey, Uint8Array>> {
+  const found = new Map<TileKey, Uint8Array>();
+  if (wanted.length === 0) return found;
+  const unique = [...new Map(wanted.map((t) => [key(t.level, t.n), t])).values()];
+  // Levels and numbers are integers computed here, never input: safe to write inline.
+  const pairs = unique.map((t) => `(${Math.trunc(t.level)}, ${Math.trunc(t.n)})`).join(", ");
+  const rows = await db.query<{ level: number; n: string; data: Uint8Array }>(
+    `select level, n::text as n, data from log_tiles
+      where project_id = $1 and environment = $2 and (level, n) in (${pairs})`,
+    [log.projectId, log.environment],
+  );
+  for (const row of rows)
+    found.set(key(Number(row.level), Number(row.n)), new Uint8Array(row.data));
+  return found;
+}
+
+/** Writes tiles (insert, or replace a narrower version). */
+export async function writeTiles(
+  db: Queryable,
+  log: LogAddress,
+  tiles: readonly { level: number; n: number; data: Uint8Array }[],
+): Promise<void> {
+  for (const tile of tiles) {
+    await db.query(
+      `insert into log_tiles (project_id, environment, level, n, data) values ($1, $2, $3, $4, $5)
+       on conflict (project_id, environment, level, n) do update set data = excluded.data`,
+      [log.projectId, log.environment, tile.level, tile.n, tile.data],
+    );
+  }
+}
+
+/**
+ * A HashReader over a log's stored tiles: each call reads the tiles of all the hashes it
+ * asks for in one query. The tiles must cover the hashes (a tree at least that large).
+ */
+export function tileHashReader(crypto: LogCrypto, db: Queryable, log: LogAddress): HashReader {
+  return {
+    async readHashes(indexes) {
+      const tiles = indexes.map((index) => tileForIndex(TILE_HEIGHT, index));
+      const data = await readTiles(
+        db,
+        log,
+        tiles.map((t) => ({ level: t.L, n: t.N })),
+      );
+      return Promise.all(
+        indexes.map((index, i) => {
+          const tile = tiles[i] as Tile;
+          const bytes = data.get(key(tile.L, tile.N));
+          if (bytes === undefined || bytes.length < tile.W * HASH_SIZE) {
+            throw new Error(
+              `log tree: tile ${tile.L}/${tile.N} missing or short for hash ${index}`,
+            );
+          }
+          return hashFromTile(crypto, { ...tile, W: bytes.length / HASH_SIZE }, bytes, index);
+        }),
+      );
+    },
+  };
+}
+
+/** The leaf at a log index, from its leaf tile; undefined when not stored. */
+export async function readLeaf(
+  db: Queryable,
+  log: LogAddress,
+  logIndex: number,
+): Promise<Uint8Array | undefined> {
+  const n = Math.floor(logIndex / TILE_WIDTH);
+  const data = (await readTiles(db, log, [{ level: LEAF_LEVEL, n }])).get(key(LEAF_LEVEL, n));
+  const offset = (logIndex - n * TILE_WIDTH) * LEAF_SIZE;
+  if (data === undefined || data.length < offset + LEAF_SIZE) return undefined;
+  return data.slice(offset, offset + LEAF_SIZE);
+}
+
+/** A log's tree size (0 before its first leaf). */
+export async function readTreeSize(db: Queryable, log: LogAddress): Promise<number> {
+  const rows = await db.query<{ size: string }>(
+    "select size::text as size from log_trees where project_id = $1 and environment = $2",
+    [log.projectId, log.environment],
+  );
+  return rows[0] === undefined ? 0 : Number(rows[0].size);
+}
+
+/** Sets a log's tree size. */
+export async function writeTreeSize(db: Queryable, log: LogAddress, size: number): Promise<void> {
+  await db.query(
+    `insert into log_trees (project_id, environment, size) values ($1, $2, $3)
+     on conflict (project_id, environment) do update set size = excluded.size`,
+    [log.projectId, log.environment, size],
+  );
+}
+
+/** Logs whose tree is larger than their latest checkpoint. */
+export async function logsToCheckpoint(db: Queryable): Promise<(LogAddress & { size: number })[]> {
+  const rows = await db.query<{ project_id: string; environment: string; size: string }>(
+    `select t.project_id, t.environment, t.size::text as size
+       from log_trees t
+      where t.size > coalesce((select max(c.size) from log_checkpoints c
+                                where c.project_id = t.project_id
+                                  and c.environment = t.environment), 0)`,
+  );
+  return rows.map((row) => ({
+    projectId: row.project_id,
+    environment: row.environment,
+    size: Number(row.size),
+  }));
+}
+
+/** Stores a published checkpoint; one of the same size already there is kept. */
+export async function insertCheckpoint(
+  db: Queryable,
+  log: LogAddress,
+  checkpoint: { size: number; root: Hash; note: string },
+): Promise<void> {
+  await db.query(
+    `insert into log_checkpoints (project_id, environment, size, root, note)
+     values ($1, $2, $3, $4, $5)
+     on conflict (project_id, environment, size) do nothing`,
+    [log.projectId, log.environment, checkpoint.size, checkpoint.root, checkpoint.note],
+  );
+}
+
+interface CheckpointRow {
+  size: string;
+  root: Uint8Array;
+  note: string;
+  published_at: Date;
+}
+
+function checkpointOf(row: CheckpointRow): StoredCheckpoint {
+  return {
+    size: Number(row.size),
+    root: new Uint8Array(row.root),
+    note: row.note,
+    publishedAt: row.published_at,
+  };
+}
+
+/** The latest checkpoint of a log, or the one of a given size; undefined when none. */
+export async function readCheckpoint(
+  db: Queryable,
+  log: LogAddress,
+  size?: number,
+): Promise<StoredCheckpoint | undefined> {
+  const rows =
+    size === undefined
+      ? await db.query<CheckpointRow>(
+          // Ordered by the column, not by the text alias ("5" > "12").
+          `select c.size::text as size, c.root, c.note, c.published_at from log_checkpoints c
+            where c.project_id = $1 and c.environment = $2 order by c.size desc limit 1`,
+          [log.projectId, log.environment],
+        )
+      : await db.query<CheckpointRow>(
+          `select size::text as size, root, note, published_at from log_checkpoints
+            where project_id = $1 and environment = $2 and size = $3`,
+          [log.projectId, log.environment, size],
+        );
+  return rows[0] === undefined ? undefined : checkpointOf(rows[0]);
+}
+
+/**
+ * The log index of an event of the log (and of the tenant whose blind index is given),
+ * from the integrator's event_index; undefined when there is none.
+ */
+export async function locateEvent(
+  db: Queryable,
+  log: LogAddress,
+  eventId: string,
+  tenantIdx: Uint8Array | undefined,
+): Promise<number | undefined> {
+  const params: unknown[] = [log.projectId, log.environment, eventId];
+  let tenant = "";
+  if (tenantIdx !== undefined) {
+    params.push(tenantIdx);
+    tenant = " and tenant_idx = $4";
+  }
+  const rows = await db.query<{ log_index: string }>(
+    `select log_index::text as log_index from event_index
+      where project_id = $1 and environment = $2 and id = $3${tenant}`,
+    params,
+  );
+  return rows[0] === undefined ? undefined : Number(rows[0].log_index);
+}

@@ -1,0 +1,140 @@
+/**
+ * The stored tree on the suite's driver: leaves appended in batches of every shape give
+ * the same roots, proofs and leaves as the tree in memory, and the checkpoint publisher
+ * signs each grown tree once, verifiably.
+ */
+import { randomUUID } from "node:crypto";
+import pino from "pino";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Db } from "../../src/store/db.js";
+import { migrate } from "../../src/store/migrations.js";
+import { toHex } from "../../src/tlog/bytes.js";
+import { openCheckpoint } from "../../src/tlog/checkpoint.js";
+import { createMemoryTree } from "../../src/tlog/memory-tree.js";
+import { createNodeLogCrypto } from "../../src/tlog/node-crypto.js";
+import { parseVerifierKey } from "../../src/tlog/note.js";
+import { proveRecord, proveTree, treeHash } from "../../src/tlog/tree.js";
+import { createCheckpointPublisher } from "../../src/verifiable-log/checkpoint-publisher.js";
+import { createLogSigning } from "../../src/verifiable-log/log-signing.js";
+import { appendLeaves } from "../../src/verifiable-log/tree-append.js";
+import {
+  readCheckpoint,
+  readLeaf,
+  readTreeSize,
+  tileHashReader,
+} from "../../src/verifiable-log/tree-store.js";
+import { createIsolatedDb } from "../support/isolated-storage.js";
+
+const crypto = createNodeLogCrypto();
+let db: Db;
+let cleanup: () => Promise<void>;
+
+beforeAll(async () => {
+  ({ db, cleanup } = await createIsolatedDb());
+  await migrate(db);
+});
+
+afterAll(async () => {
+  await cleanup();
+});
+
+function leaf(i: number): Uint8Array {
+  const bytes = new Uint8Array(65);
+  bytes[0] = 1;
+  new DataView(bytes.buffer).setUint32(1, i);
+  bytes[64] = i & 0xff;
+  return bytes;
+}
+
+describe("the stored tree", () => {
+  it("matches the tree in memory after appends of every size, across tile boundaries", async () => {
+    const log = { projectId: randomUUID(), environment: "live" };
+    const memory = createMemoryTree(crypto);
+    let size = 0;
+    for (const count of [1, 1, 5, 249, 1, 256, 300, 3, 70_000 - 816]) {
+      const leaves = Array.from({ length: count }, (_, i) => leaf(size + i));
+      size = await db.transaction((tx) => appendLeaves(crypto, tx, log, size, leaves));
+      for (const l of leaves) await memory.append(l);
+      expect(await readTreeSize(db, log)).toBe(size);
+      const reader = tileHashReader(crypto, db, log);
+      expect(toHex(await treeHash(crypto, size, reader)), `root of ${size}`).toBe(
+        toHex(await memory.root()),
+      );
+    }
+    const reader = tileHashReader(crypto, db, log);
+    for (const [t, n] of [
+      [70_000, 0],
+      [70_000, 69_999],
+      [70_000, 65_535],
+      [70_000, 65_536],
+      [512, 257],
+      [258, 3],
+    ] as const) {
+      expect((await proveRecord(crypto, t, n, reader)).map(toHex), `leaf ${n} in ${t}`).toEqual(
+        (await memory.proveRecord(n, t)).map(toHex),
+      );
+      expect((await proveTree(crypto, t, n + 1, reader)).map(toHex), `${n + 1} to ${t}`).toEqual(
+        (await memory.proveTree(n + 1, t)).map(toHex),
+      );
+      expect(toHex((await readLeaf(db, log, n)) ?? new Uint8Array())).toBe(toHex(leaf(n)));
+    }
+    expect(await readLeaf(db, log, 70_000)).toBeUndefined();
+  });
+
+  it("keeps logs apart", async () => {
+    const a = { projectId: randomUUID(), environment: "test" };
+    const b = { projectId: a.projectId, environment: "live" };
+    await db.transaction((tx) => appendLeaves(crypto, tx, a, 0, [leaf(1), leaf(2)]));
+    await db.transaction((tx) => appendLeaves(crypto, tx, b, 0, [leaf(3)]));
+    expect(await readTreeSize(db, a)).toBe(2);
+    expect(await readTreeSize(db, b)).toBe(1);
+    expect(toHex((await readLeaf(db, b, 0)) ?? new Uint8Array())).toBe(toHex(leaf(3)));
+  });
+
+  it("refuses to append where the leaf tile does not end at the given size", async () => {
+    const log = { projectId: randomUUID(), environment: "live" };
+    await db.transaction((tx) => appendLeaves(crypto, tx, log, 0, [leaf(0), leaf(1)]));
+    await expect(
+      db.transaction((tx) => appendLeaves(crypto, tx, log, 1, [leaf(9)])),
+    ).rejects.toThrow(/does not end at the tree size 1/);
+  });
+});
+
+describe("the checkpoint publisher", () => {
+  it("signs each grown tree once, with a checkpoint the log's verifier key opens", async () => {
+    const signing = createLogSigning({
+      crypto,
+      issuer: "audit.test",
+      seed: new Uint8Array(32).fill(3),
+    });
+    const publisher = createCheckpointPublisher({
+      db,
+      crypto,
+      signing,
+      logger: pino({ level: "silent" }),
+      intervalMs: 1000,
+    });
+    const log = { projectId: randomUUID(), environment: "live" };
+    await db.transaction((tx) => appendLeaves(crypto, tx, log, 0, [leaf(0), leaf(1), leaf(2)]));
+    expect(await publisher.publishNow()).toBeGreaterThanOrEqual(1);
+    const first = await readCheckpoint(db, log);
+    expect(first?.size).toBe(3);
+    const origin = signing.origin(log.projectId, log.environment);
+    const verifier = await parseVerifierKey(crypto, await signing.verifierKey(origin));
+    const opened = await openCheckpoint(crypto, first?.note ?? "", verifier, origin);
+    expect(toHex(opened.rootHash)).toBe(
+      toHex(await treeHash(crypto, 3, tileHashReader(crypto, db, log))),
+    );
+    expect(await publisher.publishNow()).toBe(0);
+    await db.transaction((tx) => appendLeaves(crypto, tx, log, 3, [leaf(3)]));
+    await publisher.publishNow();
+    expect((await readCheckpoint(db, log))?.size).toBe(4);
+    // Earlier checkpoints are kept.
+    expect((await readCheckpoint(db, log, 3))?.note).toBe(first?.note);
+    // The latest is the largest size, compared as numbers (10 after 4, not before).
+    await db.transaction((tx) => appendLeaves(crypto, tx, log, 4, [5, 6, 7, 8, 9, 10].map(leaf)));
+    await publisher.publishNow();
+    expect((await readCheckpoint(db, log))?.size).toBe(10);
+    await publisher.stop();
+  });
+});
