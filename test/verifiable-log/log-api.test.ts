@@ -16,7 +16,8 @@ import { decodeLeaf } from "../../src/tlog/leaf.js";
 import { createNodeLogCrypto } from "../../src/tlog/node-crypto.js";
 import { parseVerifierKey } from "../../src/tlog/note.js";
 import { checkRecord, checkTree, recordHash } from "../../src/tlog/tree.js";
-import { bearer, createEventsWithTimes, rpcFailure, tokenFor } from "../events/events-client.js";
+import { bearer, createEventsWithTimes, tokenFor } from "../events/events-client.js";
+import { rpcFailure } from "../support/rpc.js";
 import { startTestServer, type TestServer, validEvent } from "../support/test-server.js";
 import { buildGoChecker } from "../tlog/go-checker-build.js";
 
