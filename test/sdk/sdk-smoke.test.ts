@@ -146,6 +146,8 @@ async function buildGo(gopath: string): Promise<string> {
       GOFLAGS: "",
       GOPROXY: "off",
       GOPATH: `${gopath}:${GOCODE}`,
+      // The build cache survives the run (Debian's packages compile once), wherever HOME is.
+      GOCACHE: process.env.GOCACHE ?? join(tmpdir(), "audit-sdk-go-cache"),
     },
   });
   return binary;
