@@ -164,7 +164,11 @@ export function createGrpcUnary(options: GrpcUnaryOptions): GrpcUnaryHandler {
         headerValue(req, name),
       );
     } catch (error) {
-      writeError(res, headers, rpcError(options.reporter, error, facts, procedureUrl(req)));
+      writeError(
+        res,
+        headers,
+        rpcError(options.reporter, error, facts, procedureUrl(req, facts.secure)),
+      );
       return;
     }
     for (const [name, value] of Object.entries(reply.headers ?? {})) {
@@ -204,9 +208,8 @@ function writeError(res: NodeResponse, headers: Record<string, string>, error: C
   res.end();
 }
 
-/** The procedure's URL as the adapter's interceptors see it (logged on errors). */
-function procedureUrl(req: NodeRequest): string {
-  const secure = "encrypted" in req.socket && req.socket.encrypted === true;
+/** The procedure's URL for the error log (https when the request's facts say it is secure). */
+function procedureUrl(req: NodeRequest, secure: boolean): string {
   const authority = "authority" in req ? req.authority : req.headers.host;
   return `${secure ? "https" : "http"}://${authority ?? ""}${req.url ?? ""}`;
 }
