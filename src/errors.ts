@@ -68,6 +68,11 @@ export const Messages = {
   unavailable: "Service temporarily unavailable: the database cannot be reached",
   notFound: "Not found",
   invalidAuthority: "Invalid Host or :authority header",
+  twoCredentials:
+    "Ambiguous credentials: Authorization and X-Project-Key present different credentials",
+  twoAuthorizations: "Ambiguous credentials: more than one Authorization header",
+  twoProjectKeys: "Ambiguous credentials: more than one X-Project-Key header",
+  twoIdempotencyKeys: "Ambiguous request: more than one Idempotency-Key header",
 } as const;
 
 /** True when the error means the database could not be reached (not a query bug). */

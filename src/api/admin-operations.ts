@@ -34,7 +34,7 @@ import {
 } from "../../gen/audit/v1/admin_pb.js";
 import type { AdminService as Admin } from "../admin/admin-service.js";
 import type { AdminTokenGuard } from "../auth/admin-token.js";
-import { bearerOf } from "../auth/credentials.js";
+import { bearerOf, unambiguous } from "../auth/credentials.js";
 import { ServiceError } from "../errors.js";
 import { isUuid } from "../ids.js";
 import type { ApiKeyRecord, ProjectRecord } from "../store/projects.js";
@@ -232,7 +232,7 @@ export function adminOperations(admin: Admin, guard: AdminTokenGuard): Operation
     operations.map(([method, operation]) => [
       method,
       async (call: OperationCall) => {
-        guard.check(bearerOf(call.facts.credential));
+        guard.check(bearerOf(unambiguous(call.facts.credential)));
         return operation(call);
       },
     ]),

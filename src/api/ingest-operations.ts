@@ -14,6 +14,7 @@ export function ingestOperations(ingest: Ingest): Operations {
         const result = await ingest.createEvent({
           credential: call.facts.credential,
           idempotencyKey: idempotencyKey === "" ? undefined : idempotencyKey,
+          idempotencyKeyRepeated: call.facts.repeatedHeaders.has("idempotency-key"),
           readBody: call.readJson,
         });
         return {

@@ -6,6 +6,17 @@
  */
 import { type Credential, type HeaderLookup, readCredential } from "../auth/credentials.js";
 
+/**
+ * The headers a request may carry at most once: the edge counts them (node keeps the
+ * first Authorization of several and joins other repeats with ", "), and a repeat is
+ * refused as ambiguous (auth/credentials.ts, api/ingest-operations.ts).
+ */
+export const SINGLE_HEADERS: ReadonlySet<string> = new Set([
+  "authorization",
+  "x-project-key",
+  "idempotency-key",
+]);
+
 /** Facts about one request, whatever its protocol. */
 export interface RequestFacts {
   /** The client's X-Request-Id when acceptable, a new UUID otherwise; echoed back. */
@@ -16,6 +27,8 @@ export interface RequestFacts {
   peer: string | undefined;
   /** The credential of the Authorization or X-Project-Key header. */
   credential: Credential;
+  /** The SINGLE_HEADERS the request carried more than once. */
+  repeatedHeaders: ReadonlySet<string>;
 }
 
 /** What only the connection and the edge can tell. */
@@ -23,5 +36,5 @@ export type ConnectionFacts = Omit<RequestFacts, "credential">;
 
 /** The facts of a request: the connection's, and the credential its headers present. */
 export function requestFacts(connection: ConnectionFacts, header: HeaderLookup): RequestFacts {
-  return { ...connection, credential: readCredential(header) };
+  return { ...connection, credential: readCredential(header, connection.repeatedHeaders) };
 }

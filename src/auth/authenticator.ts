@@ -9,7 +9,7 @@ import { Messages, ServiceError } from "../errors.js";
 import type { ApiKeyIdentity, ProjectStore } from "../store/projects.js";
 import type { EnvironmentName, PlanName } from "../vocabulary/tenancy.js";
 import { API_KEY_FORMAT, hashApiKey } from "./api-keys.js";
-import type { Credential } from "./credentials.js";
+import { type Credential, unambiguous } from "./credentials.js";
 import { type FrontendTokens, TokenMessages } from "./frontend-tokens.js";
 
 /** Who is calling: an active API key of one project and environment. */
@@ -93,7 +93,8 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
     keysByHash.get(hashApiKey(secret).toString("base64"));
 
   const authenticator: Authenticator = {
-    async requireApiKey(credential) {
+    async requireApiKey(presented) {
+      const credential = unambiguous(presented);
       if (credential.kind === "none")
         throw new ServiceError("unauthenticated", Messages.missingKey);
       if (credential.kind === "token") {
@@ -122,7 +123,8 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
         plan: identity.plan,
       };
     },
-    async requireReader(credential) {
+    async requireReader(presented) {
+      const credential = unambiguous(presented);
       if (credential.kind !== "token") {
         const principal = await authenticator.requireApiKey(credential);
         return {

@@ -27,6 +27,8 @@ export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 export interface CreateEventRequest {
   credential: Credential;
   idempotencyKey: string | undefined;
+  /** The request carried several Idempotency-Key headers: refused, never joined. */
+  idempotencyKeyRepeated?: boolean;
   /**
    * Produces the body as parsed JSON, or throws a 400 ServiceError (wrong content
    * type, malformed JSON). Called only once credentials and limits have passed.
@@ -63,6 +65,9 @@ export function createIngestService(deps: IngestDeps): IngestService {
       const principal = await deps.authenticator.requireApiKey(request.credential);
       for (const check of deps.admission ?? []) await check.admit(principal);
 
+      if (request.idempotencyKeyRepeated) {
+        throw new ServiceError("bad_request", Messages.twoIdempotencyKeys);
+      }
       const idempotencyKey = request.idempotencyKey;
       if (idempotencyKey !== undefined && idempotencyKey.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
         throw new ServiceError(

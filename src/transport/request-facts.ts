@@ -9,7 +9,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { TLSSocket } from "node:tls";
-import { type RequestFacts, requestFacts } from "../api/request-facts.js";
+import { type RequestFacts, requestFacts, SINGLE_HEADERS } from "../api/request-facts.js";
 import { headerValue, type NodeRequest } from "./node-http.js";
 
 /** Returns the facts of a request, computing them on its first call. */
@@ -32,6 +32,7 @@ export function createFactsReader(options: { trustProxy: boolean }): FactsReader
           requestId: typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID(),
           secure,
           peer: req.socket.remoteAddress,
+          repeatedHeaders: repeatedHeaders(req.rawHeaders),
         },
         (name) => headerValue(req, name),
       );
@@ -39,6 +40,19 @@ export function createFactsReader(options: { trustProxy: boolean }): FactsReader
     }
     return facts;
   };
+}
+
+/** The SINGLE_HEADERS that `raw` (node's name, value, name, value...) holds more than once. */
+function repeatedHeaders(raw: readonly string[]): ReadonlySet<string> {
+  const seen = new Set<string>();
+  const repeated = new Set<string>();
+  for (let at = 0; at < raw.length; at += 2) {
+    const name = raw[at]?.toLowerCase();
+    if (name === undefined || !SINGLE_HEADERS.has(name)) continue;
+    if (seen.has(name)) repeated.add(name);
+    seen.add(name);
+  }
+  return repeated;
 }
 
 /** True when an `X-Forwarded-Proto` value says the client used https (its first hop). */

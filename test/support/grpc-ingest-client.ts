@@ -31,7 +31,11 @@ type UnaryCall = (
 
 /** A connected IngestService client. */
 export interface IngestClient {
-  createEvent(request: object, metadata?: Record<string, string>): Promise<GrpcOutcome>;
+  /** `metadata` as a record, or as Metadata (to repeat an entry). */
+  createEvent(
+    request: object,
+    metadata?: Record<string, string> | grpc.Metadata,
+  ): Promise<GrpcOutcome>;
   close(): void;
 }
 
@@ -64,8 +68,9 @@ export function createIngestClient(
   const method = client.CreateEvent as UnaryCall;
   return {
     createEvent(request, metadata = {}) {
-      const md = new grpc.Metadata();
-      for (const [name, value] of Object.entries(metadata)) md.set(name, value);
+      let md = new grpc.Metadata();
+      if (metadata instanceof grpc.Metadata) md = metadata;
+      else for (const [name, value] of Object.entries(metadata)) md.set(name, value);
       return new Promise((resolve) => {
         let headers = new grpc.Metadata();
         const call = method.call(

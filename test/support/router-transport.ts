@@ -49,6 +49,8 @@ export function routerTransport(
           requestId: req.header.get("x-request-id") ?? "in-memory",
           secure: options.secure ?? true,
           peer: undefined,
+          // (fetch Headers join repeats: in memory nothing is counted as repeated.)
+          repeatedHeaders: new Set(),
         },
         (name) => req.header.get(name) ?? undefined,
       );
