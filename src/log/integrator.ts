@@ -189,6 +189,9 @@ export function createIntegrator(options: IntegratorOptions): Integrator {
     const events: SequencedEvent[] = [];
     const index: IndexRow[] = [];
     for (const [i, row] of rows.entries()) {
+      // Deriving takes ~0.1 ms an event on the requests' thread: a pass of thousands
+      // lets requests run every 100 events rather than hold them for its whole length.
+      if (i > 0 && i % 100 === 0) await new Promise<void>((resolve) => setImmediate(resolve));
       const at = { projectId: log.projectId, environment: log.environment, eventId: row.eventId };
       const opened = await openPayload(keys, at, row.keyVersion, row.payload);
       const logIndex = log.size + BigInt(i);
