@@ -92,6 +92,8 @@ export interface Service {
   port: number;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   stderr(): string;
+  /** stderr without the first-start banner (see ServiceProcess.unexpectedStderr). */
+  unexpectedStderr(): string;
   /** JSON log lines with `msg` equal to `msg`. */
   logs(msg: string): Record<string, unknown>[];
   /** SIGKILLs the process if it still runs. */
@@ -111,6 +113,7 @@ export async function startService(
     port: spawned.port,
     exited: spawned.exited,
     stderr: spawned.stderr,
+    unexpectedStderr: spawned.unexpectedStderr,
     logs: (msg) =>
       spawned.stdout
         .filter((line) => line.startsWith("{"))

@@ -125,7 +125,7 @@ describe(`SIGTERM under sustained load (${
       exit,
       exitMs,
       stored,
-      stderr: service.stderr(),
+      stderr: service.unexpectedStderr(),
     };
     const afterSignal = load.sent.filter((r) => r.startedAt >= signalAt);
     recordFigures(`SIGTERM under load (${storage.kind})`, {

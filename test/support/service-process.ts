@@ -11,6 +11,8 @@ import { createIsolatedStorage } from "./isolated-storage.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const LISTENING = "audit event service listening";
+/** The banner src/main.ts prints on the embedded default's first start (printFirstStart). */
+const FIRST_START_BANNER = /\nFirst start: created a project[\s\S]*?-d '\{\}'\n\n/;
 
 /** A running service process. */
 export interface ServiceProcess {
@@ -21,6 +23,11 @@ export interface ServiceProcess {
   stdout: string[];
   /** Everything written to stderr so far. */
   stderr(): string;
+  /**
+   * stderr without the first-start banner (the embedded default's first start prints the
+   * project and test key there, for the person at the terminal): what a clean run leaves empty.
+   */
+  unexpectedStderr(): string;
   /** Resolves with the exit code and signal once the process has exited. */
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** Resolves with the first stdout JSON line whose `msg` is `msg`, within `timeoutMs`. */
@@ -160,6 +167,7 @@ export async function spawnService(
     adminToken,
     stdout,
     stderr: () => stderr,
+    unexpectedStderr: () => stderr.replace(FIRST_START_BANNER, ""),
     exited,
     waitForLog,
     cleanup,

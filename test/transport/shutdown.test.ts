@@ -232,7 +232,7 @@ describe("graceful shutdown of the service process on SIGTERM", () => {
 
   it("exits with code 0 and nothing on stderr", () => {
     expect(observed.exit).toEqual({ code: 0, signal: null });
-    expect(service.stderr()).toBe("");
+    expect(service.unexpectedStderr()).toBe("");
   });
 
   it("exits promptly once the requests are done, even with an idle connection open", () => {
