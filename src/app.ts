@@ -17,7 +17,7 @@ import { createAdminService } from "./admin/admin-service.js";
 import { adminOperations } from "./api/admin-operations.js";
 import { eventOperations, storedEventMessage } from "./api/event-operations.js";
 import { eventStreamOperations } from "./api/event-stream-operations.js";
-import { ingestOperations } from "./api/ingest-operations.js";
+import { ingestOperations, ingestStreamOperations } from "./api/ingest-operations.js";
 import { logOperations } from "./api/log-operations.js";
 import type { Operations } from "./api/operation.js";
 import { tokenOperations } from "./api/token-operations.js";
@@ -34,11 +34,13 @@ import { createFollowService } from "./events/follow-service.js";
 import { createListService } from "./events/list-service.js";
 import { createLogWaker } from "./events/log-wake.js";
 import { createTokenService } from "./events/token-service.js";
+import { createBulkIngestService } from "./ingest/bulk-ingest.js";
 import { createIngestService } from "./ingest/ingest-service.js";
 import { createLimits } from "./limits/limits.js";
 import { createIntegrator } from "./log/integrator.js";
 import { createReadYourWrites } from "./log/read-your-writes.js";
 import { createMetrics, type Metrics } from "./observability/metrics.js";
+import { createBatchAppender } from "./store/batch-append.js";
 import type { Db } from "./store/db.js";
 import { createEventReader } from "./store/event-reads.js";
 import { createEventStore } from "./store/events.js";
@@ -220,8 +222,23 @@ export async function createApp(
       pollMs: config.FOLLOW_POLL_MS,
     }),
   );
+  const batches = createBatchAppender(db, {
+    quota: limits.quota,
+    concurrency: db.driver === "pglite" ? 1 : 4,
+    onAppended: () => integrator.nudge(),
+  });
+  const bulk = createBulkIngestService({
+    authenticator,
+    keyring,
+    events,
+    batches,
+    idempotencyTtlSeconds: config.IDEMPOTENCY_TTL_SECONDS,
+    admission: limits.admission,
+    onCreated: (principal) => metrics.eventCreated(principal.environment),
+  });
+
   const operations: Operations = new Map([
-    ...ingestOperations(ingest),
+    ...ingestOperations(ingest, bulk),
     ...eventOperations(
       createListService({
         authenticator,
@@ -251,6 +268,7 @@ export async function createApp(
     services: SERVICES,
     operations,
     streams,
+    ingestStreams: ingestStreamOperations(bulk),
     logger,
     metrics,
     requireHttps: config.NODE_ENV === "production",
@@ -263,7 +281,10 @@ export async function createApp(
 
   // Expired idempotency keys are deleted every minute (and once at start-up).
   const sweep = () =>
-    events.deleteExpiredIdempotencyKeys(new Date()).catch((error: unknown) => {
+    Promise.all([
+      events.deleteExpiredIdempotencyKeys(new Date()),
+      batches.deleteExpiredKeys(new Date()),
+    ]).catch((error: unknown) => {
       logger.warn({ err: error }, "could not delete expired idempotency keys");
     });
   void sweep();
@@ -304,6 +325,7 @@ export async function createApp(
     async close() {
       clearInterval(sweeper);
       await events.drain();
+      await batches.drain();
       await integrator.stop();
       await notifications?.close();
       await checkpoints.stop();

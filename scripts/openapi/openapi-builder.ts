@@ -207,6 +207,15 @@ function operation(
       schema: header.schema,
     });
   }
+  for (const query of surface.query ?? []) {
+    parameters.push({
+      name: query.name,
+      in: "query",
+      required: false,
+      description: query.description,
+      schema: query.schema,
+    });
+  }
   const pathVariables = [...rule.path.matchAll(/\{([^}=]+)/g)].map((found) => found[1]);
   for (const field of method.input.fields) {
     const inPath = pathVariables.includes(field.name);

@@ -16,6 +16,7 @@ import {
   MAX_QUERY_WORDS,
 } from "../../src/events/list-params.js";
 import { DEFAULT_TOKEN_SECONDS, MAX_TOKEN_SECONDS } from "../../src/events/token-service.js";
+import { MAX_BATCH_EVENTS } from "../../src/ingest/bulk-ingest.js";
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from "../../src/ingest/ingest-service.js";
 import { MONTHLY_LIMITS } from "../../src/limits/monthly-quota.js";
 import { LogMessages } from "../../src/verifiable-log/log-service.js";
@@ -59,6 +60,8 @@ export interface MethodSurface {
   }[];
   /** Who may call: API keys always; frontend tokens only where listed. */
   frontendToken: boolean;
+  /** Query parameters beside a `*` body (the REST edge's `queryFields`). */
+  query?: readonly { name: string; description: string; schema: JsonSchema }[];
   /** Request headers beyond the credentials and X-Request-Id. */
   headers?: readonly { name: string; description: string; schema: JsonSchema }[];
   /** Top-level response fields always present, with the value shown when unset. */
@@ -94,6 +97,7 @@ export const VALIDATION_CODES = [
   "too_big",
   "invalid_enum_value",
   "invalid_string",
+  "too_small",
   "custom",
 ] as const;
 
@@ -210,6 +214,102 @@ export const REST_SURFACE: Readonly<Record<string, MethodSurface>> = {
         status: 429,
         description:
           "The API key's rate limit (RATE_LIMIT_MAX requests in a rolling RATE_LIMIT_WINDOW_SECONDS window, 100 in 60 s by default) is reached.",
+        messages: [Messages.rateLimited],
+        exact: true,
+        headers: {
+          "Retry-After": {
+            description: "Whole seconds until the oldest counted request leaves the window.",
+            required: true,
+            schema: { type: "string", pattern: "^[1-9][0-9]*$" },
+          },
+        },
+      },
+      common.internal,
+      common.unavailable,
+    ],
+  },
+  "audit.v1.IngestService.CreateEvents": {
+    frontendToken: false,
+    success: [
+      {
+        status: 201,
+        description:
+          "Every event was recorded, in one transaction: each result has its eventId and receivedAt.",
+      },
+      {
+        status: 207,
+        description:
+          "Some events were invalid: the valid ones were recorded, and each invalid one's result has `error` and `details` (its 422 details).",
+      },
+      {
+        status: 200,
+        description:
+          "Idempotent replay of the whole batch: the original results, nothing recorded now.",
+        headers: {
+          "Idempotent-Replayed": {
+            description: "Sent on a replay only.",
+            required: true,
+            schema: { type: "string", const: "true" },
+          },
+        },
+      },
+    ],
+    query: [
+      {
+        name: "atomic",
+        description:
+          "`true`: all or nothing: the events are recorded only if every one is valid (422 otherwise).",
+        schema: { type: "string", enum: ["true", "false"], default: "false" },
+      },
+    ],
+    headers: [
+      {
+        name: "Idempotency-Key",
+        description:
+          "Makes the whole batch safe to retry, scoped to the key's project and environment, for 24 hours; batch keys are apart from single events' keys. Empty counts as absent.",
+        schema: { type: "string", maxLength: MAX_IDEMPOTENCY_KEY_LENGTH },
+      },
+    ],
+    errors: [
+      {
+        status: 400,
+        description: "The request cannot be read, or plain HTTP in production.",
+        messages: [
+          ...BODY_400,
+          `Idempotency-Key must be at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`,
+          HTTPS_400,
+        ],
+        exact: false,
+      },
+      apiKey401,
+      {
+        status: 403,
+        description:
+          "The key is revoked or retired, a frontend token was sent, or the batch does not fit under the plan's monthly event limit (the body then has current, limit and plan; nothing was recorded).",
+        messages: [Messages.revokedKey, Messages.readOnlyToken],
+        exact: true,
+        alternative: "QuotaError",
+      },
+      {
+        status: 409,
+        description: "The Idempotency-Key was used with a different batch.",
+        messages: [Messages.idempotencyConflict],
+        exact: true,
+      },
+      {
+        ...common.tooLarge,
+        description: "The body is over 5 MB (the connection is closed after the answer).",
+      },
+      {
+        status: 422,
+        description: `No event is valid, any is invalid with atomic=true, or the batch is not 1 to ${MAX_BATCH_EVENTS} events: every failing field of every event is listed, its path starting with the event's index.`,
+        messages: [Messages.validationFailed],
+        exact: true,
+        validation: true,
+      },
+      {
+        status: 429,
+        description: "The API key's rate limit is reached (a batch counts as one request).",
         messages: [Messages.rateLimited],
         exact: true,
         headers: {

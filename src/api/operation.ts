@@ -40,3 +40,23 @@ export type Operation = (call: OperationCall) => Promise<OperationReply>;
 
 /** Implementations by method. */
 export type Operations = Map<DescMethod, Operation>;
+
+/** One call of a bidirectional streaming method, as any RPC transport presents it. */
+export interface StreamCall {
+  /** Computed once at the edge, when the stream opened. */
+  facts: RequestFacts;
+  /** The stream's request headers. */
+  header: HeaderLookup;
+  /**
+   * The requests, in order, each in its JSON form: reading one may throw a 400 or 422
+   * ServiceError for that request alone. The iterable is consumed only as fast as the
+   * operation asks (its flow control).
+   */
+  requests: AsyncIterable<() => unknown>;
+}
+
+/** The implementation of one streaming method: a reply message per answer. */
+export type StreamOperation = (call: StreamCall) => AsyncIterable<Message>;
+
+/** Streaming implementations by method. */
+export type StreamOperations = Map<DescMethod, StreamOperation>;

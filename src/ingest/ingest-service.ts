@@ -7,9 +7,9 @@
 import { hash } from "node:crypto";
 import type { Authenticator, KeyPrincipal } from "../auth/authenticator.js";
 import type { Credential } from "../auth/credentials.js";
-import type { EventPayload } from "../crypto/event-cipher.js";
+import type { EventAddress, EventPayload, SealedEvent } from "../crypto/event-cipher.js";
 import { sealEvent } from "../crypto/event-cipher.js";
-import type { Keyring } from "../crypto/keyring.js";
+import type { Keyring, ProjectKeys } from "../crypto/keyring.js";
 import { Messages, ServiceError } from "../errors.js";
 import { uuidv7 } from "../ids.js";
 import type { AdmissionCheck } from "../limits/admission.js";
@@ -86,7 +86,7 @@ export function createIngestService(deps: IngestDeps): IngestService {
       const at = { projectId: principal.projectId, environment: principal.environment, eventId };
       // Sealed with its salt; its blind indexes are derived behind the journal
       // (log/derive.ts), from these same fields.
-      const sealed = await sealEvent(keys, at, toPayload(input), encodeContext(input));
+      const sealed = await sealInput(keys, at, input);
 
       const write = (bodyHash: Buffer) =>
         deps.events.createEvent({
@@ -118,6 +118,18 @@ export function createIngestService(deps: IngestDeps): IngestService {
       return result;
     },
   };
+}
+
+/**
+ * Seals a valid event's fields as stored (HTML-encoded, actorType defaulted) and its
+ * context, with a new salt; its blind indexes are derived behind the journal.
+ */
+export function sealInput(
+  keys: ProjectKeys,
+  at: EventAddress,
+  input: EventInput,
+): Promise<SealedEvent> {
+  return sealEvent(keys, at, toPayload(input), encodeContext(input));
 }
 
 function encodeContext(input: EventInput) {

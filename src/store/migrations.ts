@@ -330,6 +330,27 @@ export const migrations: readonly Migration[] = [
       );
       -- An inclusion proof finds its event's position by id.
       create index event_index_by_id on event_index (project_id, environment, id);
+      `,
+  },
+  {
+    // The Idempotency-Keys of bulk requests (store/batch-append.ts): one claim covers a
+    // whole batch, and answers a replay with each item's event id (null for an item that
+    // was refused), in request order. Apart from single events' keys: the two are
+    // unrelated.
+    version: 9,
+    name: "batch idempotency keys",
+    sql: `
+      create table batch_idempotency_keys (
+        project_id uuid not null,
+        environment text not null,
+        key_hash bytea not null,
+        body_hash bytea not null,
+        event_ids uuid[] not null,
+        received_at timestamptz not null,
+        expires_at timestamptz not null,
+        primary key (project_id, environment, key_hash)
+      );
+      create index batch_idempotency_keys_by_expiry on batch_idempotency_keys (expires_at);
     `,
   },
 ];

@@ -11,10 +11,11 @@ import type {
   Interceptor,
   MethodImpl,
 } from "@connectrpc/connect";
-import type { Operation, OperationReply, Operations } from "../api/operation.js";
+import type { Operation, OperationReply, Operations, StreamOperations } from "../api/operation.js";
 import type { RequestFacts } from "../api/request-facts.js";
 import { Messages, ServiceError } from "../errors.js";
 import { NUMBER_OUT_OF_RANGE } from "../vocabulary/json-limits.js";
+import { rpcReadMaxBytes } from "./body-limits.js";
 import { factsOf, requestFactsKey } from "./connect-context.js";
 import { toConnectError } from "./connect-errors.js";
 import type { ErrorReporter } from "./error-reporter.js";
@@ -37,7 +38,41 @@ export function connectRoutes(operations: Operations): (router: ConnectRouter) =
         return reply.message;
       };
       // Every operation is unary; the router's generic signature cannot see that here.
-      router.rpc(method, handler as unknown as MethodImpl<DescMethod>);
+      router.rpc(method, handler as unknown as MethodImpl<DescMethod>, {
+        readMaxBytes: rpcReadMaxBytes(method),
+      });
+    }
+  };
+}
+
+/**
+ * Registers the bidirectional streaming operations (IngestEvents). Their errors are
+ * mapped here, not by the error boundary: they surface while the replies are read, after
+ * the interceptor has returned.
+ */
+export function bidiStreamRoutes(
+  streams: StreamOperations,
+  reporter: ErrorReporter,
+): (router: ConnectRouter) => void {
+  return (router) => {
+    for (const [method, operation] of streams) {
+      const handler = async function* (requests: AsyncIterable<Message>, context: HandlerContext) {
+        const facts = factsOf(context.values);
+        try {
+          yield* operation({
+            facts,
+            header: (name) => context.requestHeader.get(name) ?? undefined,
+            requests: (async function* () {
+              for await (const request of requests) yield () => requestJson(method, request);
+            })(),
+          });
+        } catch (error) {
+          throw rpcError(reporter, error, facts, context.url);
+        }
+      };
+      router.rpc(method, handler as unknown as MethodImpl<DescMethod>, {
+        readMaxBytes: rpcReadMaxBytes(method),
+      });
     }
   };
 }

@@ -12,11 +12,11 @@ import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { Logger } from "pino";
 import { Health } from "../../gen/grpc/health/v1/health_pb.js";
 import type { EventStreamOperations } from "../api/event-stream-operations.js";
-import type { Operations } from "../api/operation.js";
+import type { Operations, StreamOperations } from "../api/operation.js";
 import type { Metrics } from "../observability/metrics.js";
 import { MAX_BODY_BYTES } from "./body.js";
 import { contextValuesFrom } from "./connect-context.js";
-import { connectRoutes, errorBoundary } from "./connect-routes.js";
+import { bidiStreamRoutes, connectRoutes, errorBoundary } from "./connect-routes.js";
 import { connectStreamRoutes } from "./connect-stream-routes.js";
 import { createCors } from "./cors.js";
 import { createErrorReporter } from "./error-reporter.js";
@@ -37,6 +37,8 @@ export interface EdgeOptions {
   operations: Operations;
   /** Export and follow streams (api/event-stream-operations.ts), over REST and RPC. */
   streams?: EventStreamOperations;
+  /** The ingest streams (IngestEvents), RPC only. */
+  ingestStreams?: StreamOperations;
   logger: Logger;
   metrics: Metrics;
   /** Answer unary gRPC calls on the lean path (grpc-unary.ts) rather than the adapter. */
@@ -66,13 +68,14 @@ export function createEdge(options: EdgeOptions): (req: NodeRequest, res: NodeRe
   // Health answers plain HTTP in production too, like the /healthz and /readyz probes.
   const https = createHttpsRule(options.requireHttps, [Health.typeName]);
   const unaryRoutes = connectRoutes(operations);
+  const ingestStreams = options.ingestStreams;
+  const bidiRoutes = ingestStreams ? bidiStreamRoutes(ingestStreams, reporter) : undefined;
   const { streams } = options;
-  const routes = streams
-    ? (router: ConnectRouter) => {
-        unaryRoutes(router);
-        connectStreamRoutes(streams, reporter)(router);
-      }
-    : unaryRoutes;
+  const routes = (router: ConnectRouter) => {
+    unaryRoutes(router);
+    bidiRoutes?.(router);
+    if (streams) connectStreamRoutes(streams, reporter)(router);
+  };
   const rpcServices = [...options.services, Health, ...REFLECTION_SERVICES];
   const reflection = reflectionRoutes(createReflectionIndex(rpcServices));
   const health = healthRoutes({

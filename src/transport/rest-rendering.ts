@@ -13,7 +13,7 @@ import {
 } from "@bufbuild/protobuf";
 import { FeatureSet_FieldPresence } from "@bufbuild/protobuf/wkt";
 import { EventService } from "../../gen/audit/v1/events_pb.js";
-import { IngestService } from "../../gen/audit/v1/ingest_pb.js";
+import { type CreateEventsResponse, IngestService } from "../../gen/audit/v1/ingest_pb.js";
 import { LogService } from "../../gen/audit/v1/log_pb.js";
 import type { OperationReply } from "../api/operation.js";
 
@@ -29,6 +29,11 @@ export interface RestRendering {
   defaults?: Readonly<Record<string, JsonValue>>;
   /** The string field whose value is the whole REST body, as `text/plain`. */
   text?: string;
+  /**
+   * Request fields read from the query string although the body is the whole request
+   * (as text: the operation reads them): a query parameter wins over the body's field.
+   */
+  queryFields?: readonly string[];
 }
 
 /** Renderings by method; a method not listed answers 200 with its proto JSON. */
@@ -38,6 +43,15 @@ export const REST_RENDERINGS: ReadonlyMap<DescMethod, RestRendering> = new Map<
 >([
   // 201 for a created event, 200 for a replay of an Idempotency-Key.
   [IngestService.method.createEvent, { status: (reply) => (reply.created ? 201 : 200) }],
+  // A batch: 201 when every event was stored, 207 when some were (the others were
+  // invalid: every result says which), 200 for a replay of an Idempotency-Key.
+  [
+    IngestService.method.createEvents,
+    {
+      status: (reply) => (reply.created ? (allStored(reply) ? 201 : 207) : 200),
+      queryFields: ["atomic"],
+    },
+  ],
   // Both keys always: `"events": []` on an empty page, `"nextCursor": null` on the last.
   [EventService.method.listEvents, { defaults: { events: [], nextCursor: null } }],
   // The verifiable log (docs/verifiable-log.md): the note and the key as they are signed
@@ -113,4 +127,10 @@ export function restJson(desc: DescMessage, message: Message): JsonValue {
   uint64AsNumbers(desc, json);
   emptyStringsWritten(desc, json);
   return json;
+}
+
+/** True when every result of a CreateEvents reply is a stored event. */
+function allStored(reply: OperationReply): boolean {
+  const message = reply.message as Partial<CreateEventsResponse>;
+  return (message.results ?? []).every((result) => result.eventId !== undefined);
 }

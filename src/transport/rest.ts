@@ -9,7 +9,8 @@ import { getOption, hasOption } from "@bufbuild/protobuf";
 import { http as httpRule } from "../../gen/google/api/annotations_pb.js";
 import type { Operation, OperationCall, Operations } from "../api/operation.js";
 import type { RequestFacts } from "../api/request-facts.js";
-import { MAX_BODY_BYTES, parseJsonBody, readBody } from "./body.js";
+import { parseJsonBody, readBody } from "./body.js";
+import { restBodyLimit } from "./body-limits.js";
 import {
   headerValue,
   type NodeRequest,
@@ -111,7 +112,7 @@ export async function serveRest(
 ): Promise<number> {
   const { route, variables } = match;
   // The body is read (and its size checked) before anything else looks at the request.
-  const body = route.body === "" ? undefined : await readBody(req, MAX_BODY_BYTES);
+  const body = route.body === "" ? undefined : await readBody(req, restBodyLimit(route.method));
   const call: OperationCall = {
     facts,
     header: (name) => headerValue(req, name),
@@ -147,6 +148,14 @@ function requestJson(
       headerValue(req, "content-encoding"),
     );
     json = route.body === "*" ? parsed : { [route.body]: parsed };
+    // Fields a route takes from the query string beside its body (?atomic=true).
+    const fields = REST_RENDERINGS.get(route.method)?.queryFields ?? [];
+    if (typeof json === "object" && json !== null && !Array.isArray(json)) {
+      for (const field of fields) {
+        const value = query.get(field);
+        if (value !== null) (json as Record<string, unknown>)[field] = value;
+      }
+    }
   } else {
     // Without a body, query parameters are the request's fields (by JSON or proto name).
     const fields: Record<string, string> = {};

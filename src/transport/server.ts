@@ -17,7 +17,7 @@ import * as http from "node:http";
 import * as http2 from "node:http2";
 import type { Socket } from "node:net";
 import * as net from "node:net";
-import { MAX_BODY_BYTES } from "./body.js";
+import { bodyLimitForUrl } from "./body-limits.js";
 import {
   closeWhenIdle,
   HTTP2_IDLE_TIMEOUT_MS,
@@ -169,11 +169,11 @@ function trackSessions(
  */
 function createServers(serve: Handler, options: ListenOptions): Servers {
   /**
-   * `Expect: 100-continue`: a body declared over the 1 MB limit is not asked for, so the
+   * `Expect: 100-continue`: a body declared over its limit (1 MB, a batch 5 MB) is not asked for, so the
    * client reads the handler's 413 instead of starting its upload; others get 100.
    */
   const continueUnlessTooLarge = (req: NodeRequest, res: NodeResponse) => {
-    if (!(Number(req.headers["content-length"]) > MAX_BODY_BYTES)) res.writeContinue();
+    if (!(Number(req.headers["content-length"]) > bodyLimitForUrl(req.url))) res.writeContinue();
     serve(req, res);
   };
   const unrouted = new Set<Socket>();

@@ -4,16 +4,19 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import type { EventSchema } from "./event_pb.js";
+import type { Event, EventSchema } from "./event_pb.js";
 import { file_audit_v1_event } from "./event_pb.js";
+import { file_audit_v1_rules } from "./rules_pb.js";
 import { file_google_api_annotations } from "../../google/api/annotations_pb.js";
+import type { ListValue } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_struct } from "@bufbuild/protobuf/wkt";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file audit/v1/ingest.proto.
  */
 export const file_audit_v1_ingest: GenFile = /*@__PURE__*/
-  fileDesc("ChVhdWRpdC92MS9pbmdlc3QucHJvdG8SCGF1ZGl0LnYxIjwKE0NyZWF0ZUV2ZW50UmVzcG9uc2USEAoIZXZlbnRfaWQYASABKAkSEwoLcmVjZWl2ZWRfYXQYAiABKAkybAoNSW5nZXN0U2VydmljZRJbCgtDcmVhdGVFdmVudBIPLmF1ZGl0LnYxLkV2ZW50Gh0uYXVkaXQudjEuQ3JlYXRlRXZlbnRSZXNwb25zZSIcgtPkkwIWOgEqIhEvYXBpL2luZ2VzdC9ldmVudEJiChljb20uYXVkaXRzZXJ2aWNlLmF1ZGl0LnYxQgtJbmdlc3RQcm90b1ABWithdWRpdC1ldmVudC1zZXJ2aWNlL2dlbi9nby9hdWRpdC92MTthdWRpdHYxqgIIQXVkaXQuVjFiBnByb3RvMw", [file_audit_v1_event, file_google_api_annotations]);
+  fileDesc("ChVhdWRpdC92MS9pbmdlc3QucHJvdG8SCGF1ZGl0LnYxIjwKE0NyZWF0ZUV2ZW50UmVzcG9uc2USEAoIZXZlbnRfaWQYASABKAkSEwoLcmVjZWl2ZWRfYXQYAiABKAkiUQoTQ3JlYXRlRXZlbnRzUmVxdWVzdBIqCgZldmVudHMYASADKAsyDy5hdWRpdC52MS5FdmVudEIJwvMYBQgBGPQDEg4KBmF0b21pYxgCIAEoCCI+ChRDcmVhdGVFdmVudHNSZXNwb25zZRImCgdyZXN1bHRzGAEgAygLMhUuYXVkaXQudjEuRXZlbnRSZXN1bHQipQEKC0V2ZW50UmVzdWx0EhUKCGV2ZW50X2lkGAEgASgJSACIAQESGAoLcmVjZWl2ZWRfYXQYAiABKAlIAYgBARISCgVlcnJvchgDIAEoCUgCiAEBEioKB2RldGFpbHMYBCADKAsyGS5hdWRpdC52MS5WYWxpZGF0aW9uSXNzdWVCCwoJX2V2ZW50X2lkQg4KDF9yZWNlaXZlZF9hdEIICgZfZXJyb3IiWgoPVmFsaWRhdGlvbklzc3VlEigKBHBhdGgYASABKAsyGi5nb29nbGUucHJvdG9idWYuTGlzdFZhbHVlEg8KB21lc3NhZ2UYAiABKAkSDAoEY29kZRgDIAEoCSJOChNJbmdlc3RFdmVudHNSZXF1ZXN0Eh4KBWV2ZW50GAEgASgLMg8uYXVkaXQudjEuRXZlbnQSFwoPaWRlbXBvdGVuY3lfa2V5GAIgASgJImEKFEluZ2VzdEV2ZW50c1Jlc3BvbnNlEhAKCHNlcXVlbmNlGAEgASgEEiUKBnJlc3VsdBgCIAEoCzIVLmF1ZGl0LnYxLkV2ZW50UmVzdWx0EhAKCHJlcGxheWVkGAMgASgIMq0CCg1Jbmdlc3RTZXJ2aWNlElsKC0NyZWF0ZUV2ZW50Eg8uYXVkaXQudjEuRXZlbnQaHS5hdWRpdC52MS5DcmVhdGVFdmVudFJlc3BvbnNlIhyC0+STAhY6ASoiES9hcGkvaW5nZXN0L2V2ZW50EmwKDENyZWF0ZUV2ZW50cxIdLmF1ZGl0LnYxLkNyZWF0ZUV2ZW50c1JlcXVlc3QaHi5hdWRpdC52MS5DcmVhdGVFdmVudHNSZXNwb25zZSIdgtPkkwIXOgEqIhIvYXBpL2luZ2VzdC9ldmVudHMSUQoMSW5nZXN0RXZlbnRzEh0uYXVkaXQudjEuSW5nZXN0RXZlbnRzUmVxdWVzdBoeLmF1ZGl0LnYxLkluZ2VzdEV2ZW50c1Jlc3BvbnNlKAEwAUJiChljb20uYXVkaXRzZXJ2aWNlLmF1ZGl0LnYxQgtJbmdlc3RQcm90b1ABWithdWRpdC1ldmVudC1zZXJ2aWNlL2dlbi9nby9hdWRpdC92MTthdWRpdHYxqgIIQXVkaXQuVjFiBnByb3RvMw", [file_audit_v1_event, file_audit_v1_rules, file_google_api_annotations, file_google_protobuf_struct]);
 
 /**
  * @generated from message audit.v1.CreateEventResponse
@@ -42,6 +45,191 @@ export const CreateEventResponseSchema: GenMessage<CreateEventResponse> = /*@__P
   messageDesc(file_audit_v1_ingest, 0);
 
 /**
+ * @generated from message audit.v1.CreateEventsRequest
+ */
+export type CreateEventsRequest = Message<"audit.v1.CreateEventsRequest"> & {
+  /**
+   * The events, 1 to 500.
+   *
+   * @generated from field: repeated audit.v1.Event events = 1;
+   */
+  events: Event[];
+
+  /**
+   * All or nothing: store the events only if every one is valid.
+   *
+   * @generated from field: bool atomic = 2;
+   */
+  atomic: boolean;
+};
+
+/**
+ * Describes the message audit.v1.CreateEventsRequest.
+ * Use `create(CreateEventsRequestSchema)` to create a new message.
+ */
+export const CreateEventsRequestSchema: GenMessage<CreateEventsRequest> = /*@__PURE__*/
+  messageDesc(file_audit_v1_ingest, 1);
+
+/**
+ * @generated from message audit.v1.CreateEventsResponse
+ */
+export type CreateEventsResponse = Message<"audit.v1.CreateEventsResponse"> & {
+  /**
+   * One result per event, in request order.
+   *
+   * @generated from field: repeated audit.v1.EventResult results = 1;
+   */
+  results: EventResult[];
+};
+
+/**
+ * Describes the message audit.v1.CreateEventsResponse.
+ * Use `create(CreateEventsResponseSchema)` to create a new message.
+ */
+export const CreateEventsResponseSchema: GenMessage<CreateEventsResponse> = /*@__PURE__*/
+  messageDesc(file_audit_v1_ingest, 2);
+
+/**
+ * EventResult is the outcome of one event of a batch or a stream: stored (event_id and
+ * received_at set) or refused (error set, with details for an invalid event). The
+ * fields are `optional` so that JSON shows only those of the outcome.
+ *
+ * @generated from message audit.v1.EventResult
+ */
+export type EventResult = Message<"audit.v1.EventResult"> & {
+  /**
+   * Identifier of the stored event (a UUIDv7).
+   *
+   * @generated from field: optional string event_id = 1;
+   */
+  eventId?: string | undefined;
+
+  /**
+   * When the service received the event (ISO 8601); the original time on a replay.
+   *
+   * @generated from field: optional string received_at = 2;
+   */
+  receivedAt?: string | undefined;
+
+  /**
+   * Why the event was not stored, for example `Validation failed`.
+   *
+   * @generated from field: optional string error = 3;
+   */
+  error?: string | undefined;
+
+  /**
+   * The failing fields of an invalid event, as in CreateEvent's validation error.
+   *
+   * @generated from field: repeated audit.v1.ValidationIssue details = 4;
+   */
+  details: ValidationIssue[];
+};
+
+/**
+ * Describes the message audit.v1.EventResult.
+ * Use `create(EventResultSchema)` to create a new message.
+ */
+export const EventResultSchema: GenMessage<EventResult> = /*@__PURE__*/
+  messageDesc(file_audit_v1_ingest, 3);
+
+/**
+ * ValidationIssue is one failing field, in the REST 422 detail shape.
+ *
+ * @generated from message audit.v1.ValidationIssue
+ */
+export type ValidationIssue = Message<"audit.v1.ValidationIssue"> & {
+  /**
+   * The field's location: keys and indexes (an empty list for the whole event).
+   *
+   * @generated from field: google.protobuf.ListValue path = 1;
+   */
+  path?: ListValue | undefined;
+
+  /**
+   * Human-readable message.
+   *
+   * @generated from field: string message = 2;
+   */
+  message: string;
+
+  /**
+   * For example `invalid_type`, `too_big`, `custom`.
+   *
+   * @generated from field: string code = 3;
+   */
+  code: string;
+};
+
+/**
+ * Describes the message audit.v1.ValidationIssue.
+ * Use `create(ValidationIssueSchema)` to create a new message.
+ */
+export const ValidationIssueSchema: GenMessage<ValidationIssue> = /*@__PURE__*/
+  messageDesc(file_audit_v1_ingest, 4);
+
+/**
+ * @generated from message audit.v1.IngestEventsRequest
+ */
+export type IngestEventsRequest = Message<"audit.v1.IngestEventsRequest"> & {
+  /**
+   * The event, validated as CreateEvent validates one.
+   *
+   * @generated from field: audit.v1.Event event = 1;
+   */
+  event?: Event | undefined;
+
+  /**
+   * Optional: retries the event safely, as the idempotency-key header of CreateEvent
+   * does (scoped to the project and environment, 24 hours).
+   *
+   * @generated from field: string idempotency_key = 2;
+   */
+  idempotencyKey: string;
+};
+
+/**
+ * Describes the message audit.v1.IngestEventsRequest.
+ * Use `create(IngestEventsRequestSchema)` to create a new message.
+ */
+export const IngestEventsRequestSchema: GenMessage<IngestEventsRequest> = /*@__PURE__*/
+  messageDesc(file_audit_v1_ingest, 5);
+
+/**
+ * @generated from message audit.v1.IngestEventsResponse
+ */
+export type IngestEventsResponse = Message<"audit.v1.IngestEventsResponse"> & {
+  /**
+   * The position of the acknowledged event in the stream: 0 for the first one sent.
+   *
+   * @generated from field: uint64 sequence = 1;
+   */
+  sequence: bigint;
+
+  /**
+   * Its outcome.
+   *
+   * @generated from field: audit.v1.EventResult result = 2;
+   */
+  result?: EventResult | undefined;
+
+  /**
+   * True when the idempotency key was already used with this event: `result` is the
+   * original one.
+   *
+   * @generated from field: bool replayed = 3;
+   */
+  replayed: boolean;
+};
+
+/**
+ * Describes the message audit.v1.IngestEventsResponse.
+ * Use `create(IngestEventsResponseSchema)` to create a new message.
+ */
+export const IngestEventsResponseSchema: GenMessage<IngestEventsResponse> = /*@__PURE__*/
+  messageDesc(file_audit_v1_ingest, 6);
+
+/**
  * IngestService records audit events. Authenticate with an API key: the
  * `authorization: Bearer pk_...` or `x-project-key: pk_...` header (gRPC metadata).
  * Send `idempotency-key` to retry safely.
@@ -59,6 +247,42 @@ export const IngestService: GenService<{
     methodKind: "unary";
     input: typeof EventSchema;
     output: typeof CreateEventResponseSchema;
+  },
+  /**
+   * CreateEvents records a batch of 1 to 500 events, each validated as CreateEvent
+   * validates one. Valid events are stored and invalid ones reported, each result in
+   * request order; with `atomic`, all are stored or none (INVALID_ARGUMENT, REST 422,
+   * when any is invalid). When no event is valid the call fails as CreateEvent does
+   * on an invalid event, with the issues of every item (paths start with its index).
+   * The batch counts once against the rate limit and each stored event against the
+   * monthly quota; a batch that does not fit under the plan's limit is refused whole.
+   * An `idempotency-key` covers the whole batch: a replay returns the original
+   * results, with `idempotent-replayed: true`. Over REST: at most 5 MB, `?atomic=true`.
+   *
+   * @generated from rpc audit.v1.IngestService.CreateEvents
+   */
+  createEvents: {
+    methodKind: "unary";
+    input: typeof CreateEventsRequestSchema;
+    output: typeof CreateEventsResponseSchema;
+  },
+  /**
+   * IngestEvents is a stream of events, each acknowledged once it is stored (its
+   * transaction committed), in the order sent. Credentials are read when the stream
+   * opens, which counts once against the rate limit (and once more per 500 events);
+   * every stored event counts against the monthly quota. An invalid event, or one whose
+   * idempotency key was used with another event, is answered with its error and the
+   * stream goes on; a refusal of the stream (quota, rate limit, credentials) ends it,
+   * after acknowledging every event stored before. Flow control: the service reads at
+   * most 256 events ahead of its acknowledgements, so a client that sends faster is held
+   * back by HTTP/2 flow control rather than buffered without bound.
+   *
+   * @generated from rpc audit.v1.IngestService.IngestEvents
+   */
+  ingestEvents: {
+    methodKind: "bidi_streaming";
+    input: typeof IngestEventsRequestSchema;
+    output: typeof IngestEventsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_audit_v1_ingest, 0);

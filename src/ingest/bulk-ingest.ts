@@ -1,0 +1,353 @@
+/**
+ * Bulk ingestion: a batch of events in one request (CreateEvents, POST
+ * /api/ingest/events) and a stream of events (IngestEvents). Each event is validated,
+ * encoded and sealed exactly as Create Event does one (ingest-service.ts), and lands in
+ * the same journal, so everything downstream (log index, search, filters, proofs) is the
+ * same for it.
+ *
+ * A batch, in order: credentials; the rate limit, once for the request; the
+ * Idempotency-Key's length; the body's shape (1 to 500 events); each event's validation
+ * (issues prefixed with the event's index); then the valid events are sealed and
+ * appended together (store/batch-append.ts), with the key's claim and the quota: all of
+ * them or none. When no event is valid, or any is invalid in atomic mode, the request
+ * fails with every item's issues and nothing is stored (nor claimed: a retry is
+ * validated again). A replay answers each item as the first request did: stored items
+ * by their original ids, refused ones by their issues, found again by validating the
+ * same body.
+ *
+ * A stream reads credentials and the rate limit once when it opens and once more per
+ * `STREAM_EVENTS_PER_ADMISSION` events; its events go through the single-event write
+ * path (group commit, per-event Idempotency-Keys and quota), each acknowledged after its
+ * own commit.
+ */
+import { hash } from "node:crypto";
+import type { Authenticator, KeyPrincipal } from "../auth/authenticator.js";
+import type { Credential } from "../auth/credentials.js";
+import type { Keyring } from "../crypto/keyring.js";
+import { type FieldIssue, Messages, ServiceError } from "../errors.js";
+import { uuidv7 } from "../ids.js";
+import type { AdmissionCheck } from "../limits/admission.js";
+import type { BatchAppender, BatchEvent, HeldBatch } from "../store/batch-append.js";
+import type { EventStore, WriteResult } from "../store/events.js";
+import type { EventInput } from "../vocabulary/event-input.js";
+import { canonicalHash } from "./canonical-json.js";
+import { eventValidator } from "./event-input.js";
+import { MAX_IDEMPOTENCY_KEY_LENGTH, sealInput } from "./ingest-service.js";
+
+/** Most events in one batch. */
+export const MAX_BATCH_EVENTS = 500;
+
+/** A stream counts once more against the rate limit per this many events. */
+export const STREAM_EVENTS_PER_ADMISSION = 500;
+
+/** A CreateEvents request, as any transport hands it over. */
+export interface CreateEventsRequest {
+  credential: Credential;
+  idempotencyKey: string | undefined;
+  /**
+   * The body as parsed JSON (`{events, atomic}`), or throws a 400 ServiceError. Called
+   * only once credentials and limits have passed.
+   */
+  readBody: () => unknown;
+}
+
+/** The outcome of one item of a batch. */
+export type ItemResult =
+  | { stored: true; eventId: string; receivedAt: Date }
+  | { stored: false; error: string; details: FieldIssue[] };
+
+/** The outcome of a batch: each item's result in request order. */
+export interface BatchResult {
+  results: ItemResult[];
+  /** True on an idempotent replay: nothing was stored now. */
+  replayed: boolean;
+}
+
+/** A stream's admission: its events are written on its principal's behalf. */
+export interface EventStream {
+  /**
+   * Validates, seals and writes one event; resolves once it committed (or replays its
+   * key). Throws a ServiceError: `validation` or `conflict` for this event alone; any
+   * other kind (quota, rate limit, unavailable) refuses the stream.
+   */
+  ingest(event: unknown, idempotencyKey: string | undefined): Promise<WriteResult>;
+}
+
+/** Dependencies of bulk ingestion. */
+export interface BulkIngestDeps {
+  authenticator: Authenticator;
+  keyring: Keyring;
+  /** The single-event write path (streams). */
+  events: EventStore;
+  /** The batch write path. */
+  batches: BatchAppender;
+  idempotencyTtlSeconds: number;
+  /** Checks once per request (rate limit). */
+  admission?: AdmissionCheck[];
+  now?: () => Date;
+  /** Called once per event created (metrics). */
+  onCreated?: (principal: KeyPrincipal) => void;
+}
+
+/** Bulk ingestion's operations. */
+export interface BulkIngestService {
+  createEvents(request: CreateEventsRequest): Promise<BatchResult>;
+  /** Authenticates and admits a stream; throws its refusal. */
+  openStream(credential: Credential): Promise<EventStream>;
+}
+
+/** Creates bulk ingestion. */
+export function createBulkIngestService(deps: BulkIngestDeps): BulkIngestService {
+  const now = deps.now ?? (() => new Date());
+  const ttlMs = deps.idempotencyTtlSeconds * 1000;
+  const admit = async (principal: KeyPrincipal) => {
+    for (const check of deps.admission ?? []) await check.admit(principal);
+  };
+
+  return {
+    async createEvents(request) {
+      const receivedAt = now();
+      const principal = await deps.authenticator.requireApiKey(request.credential);
+      await admit(principal);
+      const idempotencyKey = checkedIdempotencyKey(request.idempotencyKey);
+      const body = request.readBody();
+      const { events, atomic } = readBatch(body);
+      const checked = events.map((event, index) => validateItem(event, index));
+      const valid = checked.filter((item) => item.issues.length === 0);
+      if (valid.length === 0 || (atomic && valid.length < checked.length)) {
+        throw new ServiceError("validation", Messages.validationFailed, {
+          issues: checked.flatMap((item) => item.issues),
+        });
+      }
+
+      // Ids ascending in request order: the log sequences a batch by id.
+      const ids = valid.map(() => uuidv7(receivedAt.getTime())).sort();
+      const keys = await deps.keyring.forProject(principal.projectId);
+      const eventIds = new Map<number, string>();
+      const sealed: BatchEvent[] = await Promise.all(
+        valid.map(async (item, n) => {
+          const eventId = ids[n] as string; // one id per valid item
+          eventIds.set(item.index, eventId);
+          const at = {
+            projectId: principal.projectId,
+            environment: principal.environment,
+            eventId,
+          };
+          return {
+            eventId,
+            occurredAt: item.input.occurredAt ? new Date(item.input.occurredAt) : receivedAt,
+            sealed: await sealInput(keys, at, item.input),
+          };
+        }),
+      );
+      const itemIds = checked.map((item) => eventIds.get(item.index) ?? null);
+      const bodyHash = idempotencyKey === undefined ? undefined : canonicalHash({ atomic, events });
+
+      const outcome = await deps.batches.append({
+        projectId: principal.projectId,
+        environment: principal.environment,
+        receivedAt,
+        events: sealed,
+        claim:
+          idempotencyKey === undefined || bodyHash === undefined
+            ? undefined
+            : {
+                keyHash: hash("sha256", idempotencyKey, "buffer"),
+                bodyHash,
+                expiresAt: new Date(receivedAt.getTime() + ttlMs),
+                eventIds: itemIds,
+              },
+      });
+      if (outcome.kind === "held") {
+        if (!bodyHash || !outcome.held.bodyHash.equals(bodyHash)) {
+          throw new ServiceError("conflict", Messages.idempotencyConflict);
+        }
+        return { results: replayResults(outcome.held, checked), replayed: true };
+      }
+      for (const _ of sealed) deps.onCreated?.(principal);
+      return {
+        results: checked.map((item, i) => {
+          const eventId = itemIds[i];
+          return eventId
+            ? { stored: true, eventId, receivedAt }
+            : { stored: false, error: Messages.validationFailed, details: item.issues };
+        }),
+        replayed: false,
+      };
+    },
+
+    async openStream(credential) {
+      const principal = await deps.authenticator.requireApiKey(credential);
+      await admit(principal);
+      let count = 0;
+      // Each event joins the write queue after the one sent before it, so that the log
+      // (and a reused key's first use) keeps the stream's order; sealing overlaps.
+      let queued: Promise<void> = Promise.resolve();
+      return {
+        async ingest(body, idempotencyKey) {
+          const turn = queued;
+          let release = () => {};
+          queued = new Promise((resolve) => {
+            release = resolve;
+          });
+          try {
+            return await ingestInTurn(body, idempotencyKey, turn, release);
+          } finally {
+            // Not before this event's turn: a refused event must not let the next one
+            // overtake those still ahead of it.
+            void turn.then(release);
+          }
+        },
+      };
+
+      async function ingestInTurn(
+        body: unknown,
+        idempotencyKey: string | undefined,
+        turn: Promise<void>,
+        queuedNow: () => void,
+      ): Promise<WriteResult> {
+        count++;
+        if (count > 1 && (count - 1) % STREAM_EVENTS_PER_ADMISSION === 0) await admit(principal);
+        const receivedAt = now();
+        const key = checkedIdempotencyKey(idempotencyKey);
+        const { value: input, issues } = eventValidator.validate(body);
+        if (issues.length > 0) {
+          throw new ServiceError("validation", Messages.validationFailed, { issues });
+        }
+        const eventId = uuidv7(receivedAt.getTime());
+        const keys = await deps.keyring.forProject(principal.projectId);
+        const at = {
+          projectId: principal.projectId,
+          environment: principal.environment,
+          eventId,
+        };
+        const sealed = await sealInput(keys, at, input);
+        await turn;
+        const written = deps.events.createEvent({
+          ...at,
+          occurredAt: input.occurredAt ? new Date(input.occurredAt) : receivedAt,
+          receivedAt,
+          sealed,
+          idempotency:
+            key === undefined
+              ? undefined
+              : {
+                  keyHash: hash("sha256", key, "buffer"),
+                  bodyHash: canonicalHash(body),
+                  expiresAt: new Date(receivedAt.getTime() + ttlMs),
+                },
+        });
+        // Queued (createEvent queues at once): the next event may queue behind it.
+        queuedNow();
+        const result = await written;
+        if (!result.replayed) deps.onCreated?.(principal);
+        return result;
+      }
+    },
+  };
+}
+
+/** A validated item of a batch: its issues carry its index first. */
+interface CheckedItem {
+  index: number;
+  input: EventInput;
+  issues: FieldIssue[];
+}
+
+function validateItem(event: unknown, index: number): CheckedItem {
+  const { value, issues } = eventValidator.validate(event);
+  return {
+    index,
+    input: value,
+    issues: issues.map((issue) => ({ ...issue, path: [index, ...issue.path] })),
+  };
+}
+
+/** An empty key counts as absent; a long one is refused before the body is read. */
+function checkedIdempotencyKey(key: string | undefined): string | undefined {
+  if (key === undefined || key === "") return undefined;
+  if (key.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
+    throw new ServiceError(
+      "bad_request",
+      `Idempotency-Key must be at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`,
+    );
+  }
+  return key;
+}
+
+/**
+ * The batch's envelope: `events`, an array of 1 to 500 items, and `atomic`, a boolean
+ * (REST's query parameter arrives as the text `true` or `false`). Its issues fail the
+ * request as a validation error.
+ */
+function readBatch(body: unknown): { events: unknown[]; atomic: boolean } {
+  const fail = (issue: FieldIssue): never => {
+    throw new ServiceError("validation", Messages.validationFailed, { issues: [issue] });
+  };
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    return fail({
+      path: [],
+      message: `Expected object, received ${jsonType(body)}`,
+      code: "invalid_type",
+    });
+  }
+  const { events, atomic } = body as { events?: unknown; atomic?: unknown };
+  let isAtomic = false;
+  if (atomic === true || atomic === "true") isAtomic = true;
+  else if (atomic !== undefined && atomic !== false && atomic !== "false") {
+    fail({
+      path: ["atomic"],
+      message: `Expected boolean, received ${jsonType(atomic)}`,
+      code: "invalid_type",
+    });
+  }
+  if (events === undefined) {
+    return fail({ path: ["events"], message: "Required", code: "invalid_type" });
+  }
+  if (!Array.isArray(events)) {
+    return fail({
+      path: ["events"],
+      message: `Expected array, received ${jsonType(events)}`,
+      code: "invalid_type",
+    });
+  }
+  if (events.length === 0) {
+    fail({
+      path: ["events"],
+      message: "Array must contain at least 1 element(s)",
+      code: "too_small",
+    });
+  }
+  if (events.length > MAX_BATCH_EVENTS) {
+    fail({
+      path: ["events"],
+      message: `Array must contain at most ${MAX_BATCH_EVENTS} element(s)`,
+      code: "too_big",
+    });
+  }
+  return { events, atomic: isAtomic };
+}
+
+function jsonType(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "array";
+  return typeof value;
+}
+
+/** A replay's results: the claim's ids, and the issues of the items it refused. */
+function replayResults(held: HeldBatch, checked: CheckedItem[]): ItemResult[] {
+  return checked.map((item, i) => {
+    const eventId = held.eventIds[i];
+    if (eventId) return { stored: true, eventId, receivedAt: held.receivedAt };
+    return {
+      stored: false,
+      error: Messages.validationFailed,
+      // The same body validates the same way; an item the rules now accept was still
+      // refused then.
+      details:
+        item.issues.length > 0
+          ? item.issues
+          : [{ path: [i], message: "Refused by the original request", code: "custom" }],
+    };
+  });
+}
