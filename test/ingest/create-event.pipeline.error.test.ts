@@ -72,7 +72,7 @@ describe("POST /api/ingest/event: refused requests", () => {
   describe("other routes", () => {
     it.each([
       ["GET", "/api/unknown"],
-      ["POST", "/api/ingest/events"],
+      ["POST", "/api/ingest/batch"],
       ["POST", "/api/ingest"],
       ["GET", "/"],
     ])("%s %s: 404 with a JSON error", async (method, path) => {
