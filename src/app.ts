@@ -27,6 +27,7 @@ import { createAuthenticator } from "./auth/authenticator.js";
 import { createFrontendTokens } from "./auth/frontend-tokens.js";
 import { type Config, ConfigError } from "./config.js";
 import { createKeyring } from "./crypto/keyring.js";
+import { type DatabaseStartup, startDatabase } from "./database-startup.js";
 import { resolveSecrets, usingDataDir } from "./embedded-secrets.js";
 import { createCursorCodec } from "./events/cursor.js";
 import { createExportService } from "./events/export-service.js";
@@ -78,6 +79,11 @@ export interface App {
    * project and a test key, to print once (a start that fails before it loses no key).
    */
   bootstrap(): Promise<{ projectId: string; secret: string } | undefined>;
+  /**
+   * Resolves once the database is migrated (at once, unless PostgreSQL was unreachable at
+   * start-up); rejects with a ConfigError if it is then reached and refuses for good.
+   */
+  databaseReady: Promise<void>;
   /** Names of secrets generated into DATA_DIR on this start. */
   generatedSecrets: string[];
   /** Listens on the configured port. */
@@ -104,15 +110,24 @@ export async function createApp(
   options: AppOptions = {},
 ): Promise<App> {
   const secrets = await resolveSecrets(config);
-  const db = config.DATABASE_URL
+  const opened = config.DATABASE_URL
     ? createPostgresDb({ url: config.DATABASE_URL })
     : await usingDataDir(config.DATA_DIR, () => createPgliteDb(join(config.DATA_DIR, "pglite")));
+  // An unreachable PostgreSQL does not stop the start: the service listens and answers 503
+  // until a retry has reached and migrated it (database-startup.ts).
+  let startup: DatabaseStartup;
   try {
-    await migrate(db);
+    startup = await startDatabase({
+      db: opened,
+      migrate,
+      logger,
+      url: config.DATABASE_URL ?? "embedded",
+    });
   } catch (error) {
-    await db.close().catch(() => {});
+    await opened.close().catch(() => {});
     throw error;
   }
+  const db = startup.db;
 
   const metrics = createMetrics(options.processMetrics ?? false);
   const keyring = createKeyring({ db, masterKey: secrets.masterKey });
@@ -279,7 +294,7 @@ export async function createApp(
     ...(limits.redisPing ? { optionalReadiness: { redis: limits.redisPing } } : {}),
   });
 
-  // Expired idempotency keys are deleted every minute (and once at start-up).
+  // Expired idempotency keys are deleted every minute (and once the database is ready).
   const sweep = () =>
     Promise.all([
       events.deleteExpiredIdempotencyKeys(new Date()),
@@ -287,12 +302,21 @@ export async function createApp(
     ]).catch((error: unknown) => {
       logger.warn({ err: error }, "could not delete expired idempotency keys");
     });
-  void sweep();
-  const sweeper = setInterval(sweep, 60_000);
-  sweeper.unref();
-  integrator.start();
-  await waker.start();
-  checkpoints.start();
+  // What runs in the background starts once the database is migrated: at once, or when a
+  // retry has reached a database that was unreachable at start-up.
+  let sweeper: NodeJS.Timeout | undefined;
+  let closed = false;
+  const startBackground = async () => {
+    if (closed) return;
+    void sweep();
+    sweeper = setInterval(sweep, 60_000);
+    sweeper.unref();
+    integrator.start();
+    await waker.start();
+    checkpoints.start();
+  };
+  if (startup.reachedAtStart) await startBackground();
+  else startup.ready.then(startBackground, () => {});
 
   return {
     config,
@@ -322,7 +346,10 @@ export async function createApp(
         throw listenError(error, config);
       }
     },
+    databaseReady: startup.ready,
     async close() {
+      closed = true;
+      startup.stop();
       clearInterval(sweeper);
       await events.drain();
       await batches.drain();

@@ -66,6 +66,15 @@ async function main(): Promise<void> {
     },
     "audit event service listening",
   );
+  app.databaseReady.catch(async (error: unknown) => {
+    // Reached after start-up, the database refused for good (a wrong password, no such
+    // database): exit 78 like the same refusal at start-up; anything else is a crash.
+    if (!(error instanceof ConfigError)) logger.error({ err: error }, "database start-up failed");
+    await server.close(0).catch(() => {});
+    await app.close().catch(() => {});
+    if (error instanceof ConfigError) exitOnConfigError(error);
+    process.exit(1);
+  });
   if (config.NODE_ENV === "production" && app.db.driver === "pglite") {
     logger.warn(
       "production on the embedded database (EMBEDDED_IN_PRODUCTION): writes are not fsynced, a machine crash may lose acknowledged events",
