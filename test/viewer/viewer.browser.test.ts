@@ -196,6 +196,22 @@ describe("the browser viewer", () => {
     expect(errors).toEqual([]);
   });
 
+  it("with verify, marks each event verified against the signed log, in the browser", async () => {
+    await newPage();
+    await page.goto(`${server.url}/viewer/`);
+    await page.evaluate(`document.querySelector("audit-log-viewer").setAttribute("verify", "")`);
+    await page.getByLabel("Frontend token").fill(await mint(3600));
+    await page.getByRole("button", { name: "Show events" }).click();
+    await expectRows(ids.slice(0, 50));
+    await expect
+      .poll(() => viewer().locator(".proof.verified").count(), { timeout: 60_000 })
+      .toBe(50);
+    expect(await viewer().locator(".proof.failed").count()).toBe(0);
+    expect(await rows().first().textContent()).toContain("✓ verified");
+    await screenshot(page, "verified");
+    expect(errors).toEqual([]);
+  });
+
   it("scrolling to the end of the list loads the next pages until the last", async () => {
     await openDemo(await mint(3600));
     await expectRows(ids.slice(0, 50));

@@ -28,6 +28,7 @@ import {
   fetchEventPage,
 } from "./api.js";
 import { decodeJson, formatJson, formatTime, localInputToIso } from "./display.js";
+import { createLogVerifier, type LogVerifier, type Verification } from "./log-verification.js";
 import {
   createTokenSource,
   type TokenProvider,
@@ -52,6 +53,9 @@ export class AuditLogViewer extends LitElement {
     loading: { state: true },
     error: { state: true },
     open: { state: true },
+    verifyProofs: { attribute: "verify", type: Boolean },
+    verifierKey: { attribute: "verifier-key" },
+    verification: { state: true },
   };
 
   /** The service's URL; empty: this page's origin. */
@@ -67,6 +71,13 @@ export class AuditLogViewer extends LitElement {
   declare private error: string | undefined;
   // Event ids whose details are open.
   declare private open: ReadonlySet<string>;
+  /** Check each listed event against the signed log in this browser (WebCrypto). */
+  declare verifyProofs: boolean;
+  /** The log's verifier key to trust; empty: the one the service publishes. */
+  declare verifierKey: string;
+  // What the check of each event found, by event id.
+  declare private verification: ReadonlyMap<string, Verification>;
+  private verifier: LogVerifier | undefined;
 
   private filters: EventFilters = {};
   private tokens: TokenSource | undefined;
@@ -85,6 +96,9 @@ export class AuditLogViewer extends LitElement {
     this.loading = false;
     this.error = undefined;
     this.open = new Set();
+    this.verifyProofs = false;
+    this.verifierKey = "";
+    this.verification = new Map();
   }
 
   override connectedCallback(): void {
@@ -136,6 +150,8 @@ export class AuditLogViewer extends LitElement {
     this.events = [];
     this.nextCursor = null;
     this.open = new Set();
+    this.verification = new Map();
+    this.verifier = undefined;
     this.error = undefined;
     this.loading = false;
     if (this.tokens) void this.fetchPage(undefined);
@@ -176,8 +192,10 @@ export class AuditLogViewer extends LitElement {
       if (generation !== this.generation) return;
       // The cursor never repeats an event; the check keeps repeat()'s keys unique anyway.
       const shown = new Set(this.events.map((event) => event.eventId));
-      const fresh = page.events.filter((event) => !shown.has(event.eventId)).map(forDisplay);
-      this.events = [...this.events, ...fresh];
+      const raw = page.events.filter((event) => !shown.has(event.eventId));
+      this.events = [...this.events, ...raw.map(forDisplay)];
+      // The check reads the events as listed (before decoding for display).
+      if (this.verifyProofs) this.verifyEvents(raw, generation, tokens);
       this.nextCursor = page.nextCursor;
     } catch (error) {
       if (generation !== this.generation || controller.signal.aborted) return;
@@ -188,6 +206,39 @@ export class AuditLogViewer extends LitElement {
         this.inFlight = undefined;
       }
     }
+  }
+
+  private verifyEvents(events: AuditEvent[], generation: number, tokens: TokenSource): void {
+    this.verifier ??= createLogVerifier({
+      baseUrl: this.serviceUrl(),
+      token: () => tokens.get(),
+      verifierKey: this.verifierKey ?? "",
+    });
+    const verifier = this.verifier;
+    void (async () => {
+      // One at a time: a page's proofs follow each other without crowding the service.
+      for (const event of events) {
+        const result = await verifier.verify(event as unknown as Record<string, unknown>);
+        if (generation !== this.generation) return;
+        this.verification = new Map(this.verification).set(event.eventId, result);
+      }
+    })();
+  }
+
+  private renderProof(eventId: string) {
+    if (!this.verifyProofs) return nothing;
+    const result = this.verification.get(eventId);
+    if (result === undefined) return html`<span class="proof checking">checking…</span>`;
+    if (result.state === "verified") {
+      return html`<span
+        class="proof verified"
+        title=${`In the signed log (checkpoint of ${result.treeSize} events), unchanged: checked in this browser`}
+        >✓ verified</span
+      >`;
+    }
+    return html`<span class="proof ${result.state}" title=${result.reason}
+      >${result.state === "pending" ? "… pending" : "✗ not verified"}</span
+    >`;
   }
 
   private serviceUrl(): string {
@@ -338,7 +389,10 @@ export class AuditLogViewer extends LitElement {
         @click=${() => this.toggle(event.eventId)}
         @keydown=${this.onRowKey}
       >
-        <span class="time"><time datetime=${event.occurredAt}>${formatTime(event.occurredAt)}</time></span>
+        <span class="time"
+          ><time datetime=${event.occurredAt}>${formatTime(event.occurredAt)}</time>
+          ${this.renderProof(event.eventId)}</span
+        >
         <span class="action">${actionOf(event)}</span>
         <span class="actor"
           >${event.actorDisplay ?? event.actorId}
@@ -539,6 +593,18 @@ export class AuditLogViewer extends LitElement {
     }
     .time {
       font-variant-numeric: tabular-nums;
+    }
+    .proof {
+      display: block;
+      font-size: 12px;
+      color: #57606a;
+    }
+    .proof.verified {
+      color: #1a7f37;
+    }
+    .proof.failed {
+      color: #cf222e;
+      font-weight: 600;
     }
     .action {
       font-family: ui-monospace, monospace;
