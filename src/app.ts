@@ -290,6 +290,7 @@ export async function createApp(
     leanGrpc: options.leanGrpc ?? true,
     trustProxy: config.TRUST_PROXY,
     corsOrigins: config.CORS_ORIGINS,
+    ...(config.METRICS_TOKEN ? { metricsToken: config.METRICS_TOKEN } : {}),
     readiness: { database: () => db.ping() },
     ...(limits.redisPing ? { optionalReadiness: { redis: limits.redisPing } } : {}),
   });

@@ -37,6 +37,8 @@ const schema = z.object({
   DATA_DIR: z.string().min(1).default("./data"),
   MASTER_KEY: base64Key.optional(),
   ADMIN_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
+  // When set, GET /metrics answers only `Authorization: Bearer <METRICS_TOKEN>`.
+  METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
   TOKEN_SIGNING_KEY: z.string().min(32, "must be at least 32 characters").optional(),
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
   // The operator's acknowledgement that production runs on the embedded database.

@@ -51,6 +51,8 @@ export interface EdgeOptions {
   corsOrigins: readonly string[];
   readiness: Record<string, ReadinessCheck>;
   optionalReadiness?: Record<string, ReadinessCheck>;
+  /** When set, /metrics answers only `Authorization: Bearer <metricsToken>`. */
+  metricsToken?: string;
 }
 
 /** The REST routes browsers may call from other origins (with a frontend token). */
@@ -124,6 +126,7 @@ export function createEdge(options: EdgeOptions): (req: NodeRequest, res: NodeRe
     ...(grpcUnary ? { grpcUnary } : {}),
     procedures,
     readiness: options.readiness,
+    ...(options.metricsToken ? { metricsToken: options.metricsToken } : {}),
     ...(options.optionalReadiness ? { optionalReadiness: options.optionalReadiness } : {}),
     cors: createCors({
       origins: options.corsOrigins,

@@ -7,6 +7,7 @@
  * and last the RPC paths (the lean gRPC path, then the Connect adapter). REST errors are
  * rendered here, once; failures go to the one error reporter.
  */
+import { createHash, timingSafeEqual } from "node:crypto";
 import { Http2ServerRequest, constants as http2Constants } from "node:http2";
 import type { Logger } from "pino";
 import type { RequestFacts } from "../api/request-facts.js";
@@ -52,6 +53,8 @@ export interface HttpHandlerDeps {
   optionalReadiness?: Record<string, ReadinessCheck>;
   /** CORS for the routes browsers call; without it, no route answers cross-origin. */
   cors?: Cors;
+  /** When set, /metrics answers only `Authorization: Bearer <metricsToken>`. */
+  metricsToken?: string;
 }
 
 /** One request on its way through the steps. */
@@ -114,6 +117,15 @@ export function createHttpHandler(deps: HttpHandlerDeps) {
     sendJson(res, ok ? 200 : 503, { status, checks });
   };
 
+  // With METRICS_TOKEN, /metrics needs it as a Bearer value; digests compared, so the
+  // time taken does not depend on how much of the token a guess got right.
+  const metricsDigest = deps.metricsToken === undefined ? undefined : sha256(deps.metricsToken);
+  const metricsAllowed = (authorization: string | undefined): boolean => {
+    if (metricsDigest === undefined) return true;
+    const presented = /^Bearer\s+(.+)$/i.exec(authorization?.trim() ?? "")?.[1] ?? "";
+    return timingSafeEqual(sha256(presented), metricsDigest);
+  };
+
   /** /healthz, /readyz and /metrics, to GET and HEAD only. */
   const serveProbes: Step = (x) => {
     if (!PROBES.has(x.path)) return false;
@@ -124,6 +136,8 @@ export function createHttpHandler(deps: HttpHandlerDeps) {
       sendJson(x.res, 200, { status: "ok" });
     } else if (x.path === "/readyz") {
       void ready(x.res);
+    } else if (!metricsAllowed(headerValue(x.req, "authorization"))) {
+      sendJson(x.res, 401, { error: "Invalid metrics token" }, { "www-authenticate": "Bearer" });
     } else {
       metrics.registry.metrics().then(
         (text) => {
@@ -296,6 +310,10 @@ function originForm(target: string): string {
 }
 
 /** Paths answered by the service itself, to GET and HEAD only. */
+function sha256(text: string): Buffer {
+  return createHash("sha256").update(text).digest();
+}
+
 const PROBES: ReadonlySet<string> = new Set(["/healthz", "/readyz", "/metrics"]);
 
 /** The Connect adapter's fallback: unknown routes get a 404 JSON body. */

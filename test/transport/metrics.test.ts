@@ -10,16 +10,16 @@ import { startTestServer, type TestServer } from "../support/test-server.js";
 
 const FIXED_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "CONNECT"];
 
+let server: TestServer;
+
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(async () => {
+  await server?.close();
+});
+
 describe("/metrics label cardinality", () => {
-  let server: TestServer;
-
-  beforeAll(async () => {
-    server = await startTestServer();
-  });
-  afterAll(async () => {
-    await server?.close();
-  });
-
   const scrape = async () => {
     const response = await fetch(`${server.url}/metrics`, { signal: AbortSignal.timeout(15_000) });
     expect(response.status).toBe(200);
@@ -51,5 +51,45 @@ describe("/metrics label cardinality", () => {
     // 40 invented methods on one route and status: one new series at most.
     expect(series.length).toBeLessThanOrEqual(seriesBefore + 1);
     expect(after.value("http_requests_total", { route: "/healthz", method: "OTHER" })).toBe(40);
+  });
+});
+
+describe("METRICS_TOKEN", () => {
+  const token = "metrics-token-0123456789abcdef";
+  let guarded: TestServer;
+
+  beforeAll(async () => {
+    guarded = await startTestServer({ METRICS_TOKEN: token });
+  });
+  afterAll(async () => {
+    await guarded?.close();
+  });
+
+  const scrape = (headers: Record<string, string> = {}) =>
+    fetch(`${guarded.url}/metrics`, { headers, signal: AbortSignal.timeout(15_000) });
+
+  it("set: /metrics answers 401 without the token or with another, 200 with it; probes stay open", async () => {
+    for (const headers of [
+      {},
+      { authorization: "Bearer wrong-token-0123456789abcdef" },
+      { authorization: token },
+      { "x-project-key": token },
+    ]) {
+      const refused = await scrape(headers);
+      expect(refused.status).toBe(401);
+      expect(refused.headers.get("www-authenticate")).toBe("Bearer");
+      expect(await refused.json()).toEqual({ error: "Invalid metrics token" });
+    }
+    const allowed = await scrape({ authorization: `Bearer ${token}` });
+    expect(allowed.status).toBe(200);
+    expect(parseExposition(await allowed.text()).types.get("http_requests_total")).toBe("counter");
+    const health = await fetch(`${guarded.url}/healthz`, { signal: AbortSignal.timeout(15_000) });
+    expect(health.status).toBe(200);
+  });
+
+  it("unset (the default): /metrics stays open", async () => {
+    const open = await fetch(`${server.url}/metrics`, { signal: AbortSignal.timeout(15_000) });
+    expect(open.status).toBe(200);
+    await open.text();
   });
 });
