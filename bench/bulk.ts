@@ -1,0 +1,345 @@
+/**
+ * `npm run bench:bulk`: bulk ingestion side by side in one run, on 127.0.0.1:
+ *   plain bulk      bench/plain-bulk-server.ts: one key query and one multi-row INSERT
+ *                   per batch (what a team would write themselves)
+ *   service REST    POST /api/ingest/events, batches of 100 ~1 KB events
+ *   service stream  the IngestEvents gRPC stream, the same events one message each
+ * For each: acknowledged events/s; for the service also events/s through to searchable
+ * (until the integrator has indexed every acknowledged event), the server's memory (RSS)
+ * and the integrator's lag (events acknowledged, not yet indexed), sampled every second.
+ *
+ * Options: --duration <s> (default 20 per scenario), --connections <n> (REST requests in
+ * flight, default 8), --streams <n> (gRPC streams, default 4), --soak <s> (then load the
+ * service over REST for that long, reported per 30 s window: memory and lag should stay
+ * flat; 300 for the 5-minute soak). Writes bench/results/bulk-latest.json.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { createHash, randomBytes, randomUUID } from "node:crypto";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { cpus } from "node:os";
+import { parseArgs } from "node:util";
+import { create, fromJson } from "@bufbuild/protobuf";
+import { createClient } from "@connectrpc/connect";
+import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
+import postgres from "postgres";
+import { Environment, Plan } from "../gen/audit/v1/admin_pb.js";
+import { EventSchema } from "../gen/audit/v1/event_pb.js";
+import { IngestEventsRequestSchema, IngestService } from "../gen/audit/v1/ingest_pb.js";
+import { createAdminClient } from "../src/admin/admin-client.js";
+import { sampleEvent } from "./event-body.js";
+import { recreateDatabase } from "./machine.js";
+
+const { values } = parseArgs({
+  options: {
+    duration: { type: "string", default: "20" },
+    connections: { type: "string", default: "8" },
+    streams: { type: "string", default: "4" },
+    soak: { type: "string", default: "0" },
+  },
+});
+const duration = Number(values.duration) * 1000;
+const connections = Number(values.connections);
+const streamCount = Number(values.streams);
+const BATCH = 100;
+const root = new URL("..", import.meta.url).pathname;
+const children = new Set<ChildProcess>();
+process.on("exit", () => {
+  for (const child of children) child.kill("SIGKILL");
+});
+
+/** Starts a node script; resolves with its port once `portOf` finds it on stdout. */
+function start(
+  args: string[],
+  env: Record<string, string>,
+  portOf: (line: string) => number | undefined,
+) {
+  const child = spawn(process.execPath, args, {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  children.add(child);
+  return new Promise<{ child: ChildProcess; port: number }>((resolve, reject) => {
+    let buffer = "";
+    child.stdout?.on("data", (chunk: Buffer) => {
+      buffer += chunk.toString();
+      for (const line of buffer.split("\n")) {
+        const port = line.startsWith("{") ? portOf(line) : undefined;
+        if (port) resolve({ child, port });
+      }
+      buffer = buffer.slice(buffer.lastIndexOf("\n") + 1);
+    });
+    child.once("exit", (code) => reject(new Error(`${args.join(" ")} exited with ${code}`)));
+  });
+}
+
+async function stop(child: ChildProcess) {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGTERM");
+  await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10_000))]);
+  child.kill("SIGKILL");
+}
+
+async function rssMb(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, "utf8");
+  return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) / 1024;
+}
+
+let sequence = 0;
+const batchBody = () =>
+  JSON.stringify({ events: Array.from({ length: BATCH }, () => sampleEvent(sequence++)) });
+
+/** Posts batches from `connections` workers until the deadline; returns events acknowledged. */
+async function restLoad(url: string, keys: string[], until: number): Promise<number> {
+  let acked = 0;
+  let failures = 0;
+  const worker = async (w: number) => {
+    while (Date.now() < until) {
+      const response = await fetch(`${url}/api/ingest/events`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          authorization: `Bearer ${keys[(w + acked) % keys.length]}`,
+        },
+        body: batchBody(),
+      });
+      const text = await response.text();
+      if (response.status === 201)
+        acked += (JSON.parse(text) as { results: unknown[] }).results.length;
+      else if (++failures <= 3)
+        process.stderr.write(`  REST ${response.status}: ${text.slice(0, 200)}\n`);
+    }
+  };
+  await Promise.all(Array.from({ length: connections }, (_, w) => worker(w)));
+  return acked;
+}
+
+/** Streams events on `streamCount` gRPC streams until the deadline; returns events acknowledged. */
+async function streamLoad(url: string, keys: string[], until: number): Promise<number> {
+  const sessions = new Http2SessionManager(url);
+  const client = createClient(
+    IngestService,
+    createGrpcTransport({ baseUrl: url, sessionManager: sessions }),
+  );
+  let acked = 0;
+  const one = async (s: number) => {
+    const requests = (async function* () {
+      while (Date.now() < until) {
+        yield create(IngestEventsRequestSchema, {
+          event: fromJson(EventSchema, sampleEvent(sequence++) as never),
+        });
+      }
+    })();
+    const replies = client.ingestEvents(requests, {
+      headers: { authorization: `Bearer ${keys[s % keys.length]}` },
+    });
+    for await (const reply of replies) if (reply.result?.eventId) acked++;
+  };
+  await Promise.all(Array.from({ length: streamCount }, (_, s) => one(s)));
+  sessions.abort();
+  return acked;
+}
+
+interface Sample {
+  second: number;
+  rssMb: number;
+  lag: number;
+}
+
+/** Samples the server's RSS and the integrator's lag every second until `done` settles. */
+function sampler(pid: number, sql: postgres.Sql, done: Promise<unknown>): Promise<Sample[]> {
+  const samples: Sample[] = [];
+  const started = Date.now();
+  let finished = false;
+  void done.finally(() => {
+    finished = true;
+  });
+  return (async () => {
+    while (!finished) {
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      samples.push({
+        second: Math.round((Date.now() - started) / 1000),
+        rssMb: await rssMb(pid),
+        lag: await lag(sql),
+      });
+    }
+    return samples;
+  })();
+}
+
+async function lag(sql: postgres.Sql): Promise<number> {
+  const [row] = await sql<{ lag: number }[]>`
+    select (select count(*) from events)::int - (select coalesce(sum(size), 0) from event_logs)::int as lag`;
+  return row?.lag ?? 0;
+}
+
+/** Waits until every acknowledged event is indexed; returns the seconds waited. */
+async function searchable(sql: postgres.Sql): Promise<number> {
+  const started = Date.now();
+  while ((await lag(sql)) > 0) await new Promise((resolve) => setTimeout(resolve, 100));
+  return (Date.now() - started) / 1000;
+}
+
+interface Row {
+  name: string;
+  seconds: number;
+  acked: number;
+  ackedPerSecond: number;
+  searchablePerSecond?: number;
+  catchUpSeconds?: number;
+  rssMbFirst?: number;
+  rssMbLast?: number;
+  rssMbMax?: number;
+  lagMax?: number;
+}
+
+async function main() {
+  process.stderr.write(`bench:bulk: ${cpus().length} cores, ${values.duration} s per scenario\n`);
+  await new Promise<void>((resolve, reject) => {
+    const build = spawn("npm", ["run", "--silent", "build"], { cwd: root, stdio: "inherit" });
+    build.once("exit", (code) => (code === 0 ? resolve() : reject(new Error(`build ${code}`))));
+  });
+  const rows: Row[] = [];
+
+  // The plain reference.
+  const plainUrl = await recreateDatabase("audit_bench_plain_bulk");
+  const plain = await start(
+    ["--import", "tsx", "bench/plain-bulk-server.ts", "0", plainUrl],
+    {},
+    (line) => (JSON.parse(line) as { port?: number }).port,
+  );
+  const plainKeys = Array.from({ length: 8 }, () => `pk_live_${randomBytes(24).toString("hex")}`);
+  const plainSql = postgres(plainUrl, { max: 1, onnotice: () => {} });
+  for (const key of plainKeys) {
+    await plainSql`insert into plain_keys values (${createHash("sha256").update(key).digest("hex")}, ${randomUUID()})`;
+  }
+  await plainSql.end();
+  process.stderr.write("  plain bulk ...\n");
+  let t0 = Date.now();
+  const plainAcked = await restLoad(`http://127.0.0.1:${plain.port}`, plainKeys, t0 + duration);
+  let seconds = (Date.now() - t0) / 1000;
+  rows.push({
+    name: "plain bulk (REST, 1 INSERT per batch)",
+    seconds,
+    acked: plainAcked,
+    ackedPerSecond: plainAcked / seconds,
+  });
+  await stop(plain.child);
+
+  // The service on PostgreSQL.
+  const databaseUrl = await recreateDatabase("audit_bench_bulk");
+  const adminToken = randomBytes(24).toString("hex");
+  const service = await start(
+    ["dist/src/main.js"],
+    {
+      PORT: "0",
+      HOST: "127.0.0.1",
+      LOG_LEVEL: "info",
+      ADMIN_TOKEN: adminToken,
+      RATE_LIMIT_MAX: "1000000000",
+      DATABASE_URL: databaseUrl,
+      REDIS_URL: process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379",
+      REDIS_KEY_PREFIX: `audit-bench-bulk-${randomBytes(4).toString("hex")}:`,
+      MASTER_KEY: randomBytes(32).toString("base64"),
+      TOKEN_SIGNING_KEY: randomBytes(32).toString("hex"),
+    },
+    (line) => {
+      const parsed = JSON.parse(line) as { msg?: string; port?: number };
+      return parsed.msg === "audit event service listening" ? parsed.port : undefined;
+    },
+  );
+  const url = `http://127.0.0.1:${service.port}`;
+  const admin = createAdminClient(url, adminToken);
+  // Pro projects (150,000 events a month each), enough that no quota is reached.
+  const keys: string[] = [];
+  for (let i = 0; i < 16; i++) {
+    const { project } = await admin.createProject({ name: `bulk ${i}`, plan: Plan.PRO });
+    const created = await admin.createApiKey({
+      projectId: project?.id ?? "",
+      environment: Environment.LIVE,
+    });
+    keys.push(created.secret);
+  }
+  const sql = postgres(databaseUrl, { max: 2, onnotice: () => {} });
+  const pid = service.child.pid ?? 0;
+
+  const measure = async (name: string, load: (until: number) => Promise<number>, ms: number) => {
+    process.stderr.write(`  ${name} ...\n`);
+    await searchable(sql);
+    t0 = Date.now();
+    const running = load(t0 + ms);
+    const samples = sampler(pid, sql, running);
+    const acked = await running;
+    seconds = (Date.now() - t0) / 1000;
+    const catchUp = await searchable(sql);
+    const seen = await samples;
+    rows.push({
+      name,
+      seconds,
+      acked,
+      ackedPerSecond: acked / seconds,
+      searchablePerSecond: acked / (seconds + catchUp),
+      catchUpSeconds: catchUp,
+      rssMbFirst: seen[0]?.rssMb ?? 0,
+      rssMbLast: seen.at(-1)?.rssMb ?? 0,
+      rssMbMax: Math.max(...seen.map((s) => s.rssMb)),
+      lagMax: Math.max(...seen.map((s) => s.lag)),
+    });
+    return seen;
+  };
+  await measure(
+    `service REST batches of ${BATCH}`,
+    (until) => restLoad(url, keys, until),
+    duration,
+  );
+  await measure(
+    "service gRPC IngestEvents stream",
+    (until) => streamLoad(url, keys, until),
+    duration,
+  );
+  let soak: Sample[] = [];
+  if (Number(values.soak) > 0) {
+    soak = await measure(
+      `soak: service REST for ${values.soak} s`,
+      (until) => restLoad(url, keys, until),
+      Number(values.soak) * 1000,
+    );
+  }
+  await sql.end();
+  await stop(service.child);
+
+  const plainRate = rows[0]?.ackedPerSecond ?? 1;
+  const table = rows.map((row) => ({
+    scenario: row.name,
+    "acked ev/s": Math.round(row.ackedPerSecond),
+    "vs plain": (row.ackedPerSecond / plainRate).toFixed(2),
+    "searchable ev/s": row.searchablePerSecond ? Math.round(row.searchablePerSecond) : "",
+    "catch-up s": row.catchUpSeconds?.toFixed(1) ?? "",
+    "RSS MB first/last/max": row.rssMbMax
+      ? `${row.rssMbFirst?.toFixed(0)}/${row.rssMbLast?.toFixed(0)}/${row.rssMbMax.toFixed(0)}`
+      : "",
+    "max lag (events)": row.lagMax ?? "",
+  }));
+  console.table(table);
+  if (soak.length > 0) {
+    const windows = [];
+    for (let at = 0; at < soak.length; at += 30) {
+      const part = soak.slice(at, at + 30);
+      windows.push({
+        window: `${part[0]?.second ?? 0}-${part.at(-1)?.second ?? 0} s`,
+        "RSS MB max": Math.max(...part.map((s) => s.rssMb)).toFixed(0),
+        "lag max": Math.max(...part.map((s) => s.lag)),
+      });
+    }
+    console.table(windows);
+  }
+  await mkdir(`${root}bench/results`, { recursive: true });
+  await writeFile(
+    `${root}bench/results/bulk-latest.json`,
+    `${JSON.stringify({ rows, soak }, null, 2)}\n`,
+  );
+}
+
+await main();
+process.exit(0);
