@@ -8,13 +8,15 @@
  *   not JSON and are refused.
  * - Strings: JSON.stringify's escaping (§3.2.2.2): `"` `\` and the controls U+0000-U+001F
  *   escaped (\b \t \n \f \r, else \u00xx lower-case), everything else literal UTF-8.
- *   Lone surrogates are not I-JSON and are refused.
+ *   Lone surrogates are not I-JSON, so RFC 8785 does not define them; here they are
+ *   written as JSON.stringify writes them (`\udxxx`, lower-case), because the service
+ *   stores what callers sent and a leaf must exist for every acknowledged event.
  * - Objects: members sorted by their names as arrays of UTF-16 code units (§3.2.3), which
  *   is JavaScript's default string order; no white space anywhere.
  *
  * Invariant: canonicalize(JSON.parse(canonicalize(v))) === canonicalize(v).
  */
-import { isWellFormedText, utf8 } from "./bytes.js";
+import { utf8 } from "./bytes.js";
 import { TlogError } from "./errors.js";
 
 /** The RFC 8785 canonical form of a JSON value (as JSON.parse returns it). */
@@ -33,15 +35,15 @@ function refuse(path: string, why: string): never {
   throw new TlogError("malformed", `cannot canonicalize ${path}: ${why}`);
 }
 
-function writeString(text: string, parts: string[], path: string): void {
-  if (!isWellFormedText(text)) refuse(path, "string holds a lone surrogate");
+function writeString(text: string, parts: string[]): void {
+  // JSON.stringify escapes exactly what RFC 8785 escapes, and lone surrogates as \udxxx.
   parts.push(JSON.stringify(text));
 }
 
 function write(value: unknown, parts: string[], path: string): void {
   switch (typeof value) {
     case "string":
-      writeString(value, parts, path);
+      writeString(value, parts);
       return;
     case "number":
       if (!Number.isFinite(value)) refuse(path, `${value} is not a JSON number`);
@@ -79,7 +81,7 @@ function write(value: unknown, parts: string[], path: string): void {
   parts.push("{");
   keys.forEach((key, i) => {
     if (i > 0) parts.push(",");
-    writeString(key, parts, path);
+    writeString(key, parts);
     parts.push(":");
     write(record[key], parts, `${path}.${key}`);
   });

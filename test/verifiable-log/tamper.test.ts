@@ -79,6 +79,17 @@ describe("an intact log", () => {
   });
 });
 
+describe("an event with a lone surrogate (accepted, not I-JSON)", () => {
+  it("still gets its leaf: the log keeps growing and verifies", async () => {
+    const { secret, client } = await logOf(2);
+    await createEventsWithTimes(server, secret, [validEvent({ actorId: "x\ud800y" })], 1);
+    await createEventsWithTimes(server, secret, [validEvent()], 1);
+    await covering(client, 4);
+    const report = await verify(client);
+    expect(report.failures).toEqual([]);
+  });
+});
+
 describe("tampering is detected and named", () => {
   it("an event's content rewritten with the project's own key", async () => {
     const { client, projectId, ids } = await logOf(6);
