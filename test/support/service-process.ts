@@ -83,6 +83,9 @@ export async function spawnService(
     cwd: ROOT,
     env: childEnv,
     stdio: ["ignore", "pipe", "pipe"],
+    // A process group of its own, so that clean-up kills what a wrapper (npm, its shell)
+    // started too: killing only npm would leave the service running on its port.
+    detached: true,
   });
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once("exit", (code, signal) => resolve({ code, signal })),
@@ -147,10 +150,14 @@ export async function spawnService(
     });
 
   const cleanup = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill("SIGKILL");
-      await exited;
+    const running = child.exitCode === null && child.signalCode === null;
+    // The whole group, even when the command itself has exited: what it started may not have.
+    try {
+      if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
+    } catch {
+      // ESRCH: nothing of the group is left.
     }
+    if (running) await exited;
     for (const step of cleanups.reverse()) await step();
   };
 
