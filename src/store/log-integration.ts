@@ -6,10 +6,9 @@
  * with the id of the transaction that appended it (`xid`). The integrator's durable
  * position per log (`event_logs`) is a point in (xid, id) order: every journal row at
  * or before it has its `event_index` row, numbered 0, 1, 2 ... in that order, and `size`
- * of them exist. It only ever reads rows below a horizon, the oldest transaction still
- * in flight anywhere in the cluster (`pg_snapshot_xmin(pg_current_snapshot())`): every
- * transaction below it has ended, so every row below it is visible now and none can
- * appear there later. Rows therefore never become visible behind the position, whatever
+ * of them exist. It only ever reads rows below a horizon, the oldest transaction of this
+ * database still in flight (horizonAndWork): every transaction of this database below it
+ * has ended, so every row below it is visible now and none can appear there later. Rows therefore never become visible behind the position, whatever
  * order their transactions commit in, and an event acknowledged before another was sent
  * has the smaller xid (its transaction took its id before the other began), so it gets
  * the smaller log index.
@@ -88,17 +87,37 @@ export interface LogAdvance {
 }
 
 /**
- * The horizon (every transaction with a smaller id has ended) and up to `limit` logs with journal rows past their
+ * The horizon and up to `limit` logs with journal rows past their
  * position and below it, those integrated least recently first: one statement, one
  * index probe per log. Its first statement in a pass, before the pass has a transaction
  * id of its own.
+ *
+ * The horizon is the oldest transaction of this database still running at the snapshot
+ * (else the snapshot's xmax): transaction ids are the server's, so the snapshot's xmin
+ * would let a long write transaction in any other database hold every log back. A running
+ * id is set aside only when pg_stat_activity or pg_prepared_xacts places it in another
+ * database; an id it cannot place (ended since the snapshot, or a session of another role
+ * whose columns are hidden) still holds the horizon, which costs lag, never a row: a
+ * transaction ended since the snapshot is visible to the pass's later statements (READ
+ * COMMITTED), and one that starts later gets an id at or above the snapshot's xmax.
  */
 export async function horizonAndWork(
   tx: Queryable,
   limit: number,
 ): Promise<{ horizon: bigint; lockIds: number[] }> {
   const rows = await tx.query<{ horizon: string; lock_id: number | null }>(
-    `with h as (select pg_snapshot_xmin(pg_current_snapshot()) as horizon)
+    `with s as (select pg_current_snapshot() as snap),
+     other_databases as (
+       select backend_xid as xid from pg_stat_activity
+        where backend_xid is not null and datname is distinct from current_database()
+       union all
+       select transaction from pg_prepared_xacts where database <> current_database()),
+     h as (
+       select coalesce(
+                (select min(running.xid) from pg_snapshot_xip(s.snap) as running(xid)
+                  where not exists (select 1 from other_databases o where o.xid = xid(running.xid))),
+                pg_snapshot_xmax(s.snap)) as horizon
+         from s)
      select h.horizon::text as horizon, w.lock_id
        from h
        left join lateral (

@@ -234,6 +234,37 @@ describe.skipIf(!process.env.DATABASE_URL)("the integrator on PostgreSQL", () =>
     }
   });
 
+  it("is not held back by a write transaction left open in another database of the server", async () => {
+    const projectId = await fixture.newProject();
+    // The server's own `postgres` database: transaction ids are the server's, not a database's.
+    const elsewhere = postgres(
+      Object.assign(new URL(storage.env.DATABASE_URL ?? ""), { pathname: "/postgres" }).href,
+      { max: 1, onnotice: () => {} },
+    );
+    try {
+      await elsewhere.unsafe("begin");
+      // Taking a transaction id is what a write does; this one stays open for the whole test.
+      await elsewhere.unsafe("select pg_current_xact_id()");
+      const committed = [];
+      for (let i = 0; i < 3; i++) {
+        committed.push(
+          (await fixture.store.createEvent(await fixture.newEvent(projectId))).eventId,
+        );
+      }
+
+      const integrator = fixture.integrator();
+      for (let pass = 0; pass < 50 && (await fixture.indexed(projectId)).length < 3; pass++) {
+        await integrator.runPass();
+      }
+      expect((await fixture.indexed(projectId)).map((row) => row.eventId).sort()).toEqual(
+        committed.sort(),
+      );
+    } finally {
+      await elsewhere.unsafe("rollback");
+      await elsewhere.end();
+    }
+  });
+
   it("lets another instance take a log over at once when the holder's connection dies", async () => {
     const projectId = await fixture.newProject();
     const ids = [];
