@@ -232,6 +232,7 @@ export async function createApp(
       authenticator,
       keyring,
       reader: logReader,
+      readYourWrites,
       wake: waker,
       heartbeatMs: config.FOLLOW_HEARTBEAT_SECONDS * 1000,
       pollMs: config.FOLLOW_POLL_MS,

@@ -17,11 +17,19 @@ import {
   verifyLog,
 } from "../tlog/verify.js";
 import { createLogClient, LogClientError } from "./log-client.js";
+import {
+  exportCommand,
+  followCommand,
+  STREAM_USAGE,
+  StreamCommandError,
+} from "./stream-commands.js";
 
 const USAGE = `Usage: audit <command> [options]
 
 Commands:
   verify    check events against the log's signed checkpoint
+  export    write a range of events, in log order, to a file or stdout (NDJSON or CSV)
+  follow    print the backlog, then every new event, as NDJSON
 
 audit verify [options]
   Events come from --events (a file) or, with an API key, from every page of GET /api/events.
@@ -40,7 +48,8 @@ audit verify [options]
   --api-key <key>           API key or frontend token (default: AUDIT_API_KEY)
   --json                    print the report as JSON
   -h, --help                show this help
-`;
+
+${STREAM_USAGE}`;
 
 /** A usage mistake: printed with the usage text, exit code 2. */
 class UsageError extends Error {}
@@ -186,6 +195,8 @@ async function main(argv: string[]): Promise<number> {
     return command === undefined ? 2 : 0;
   }
   if (command === "verify") return verify(rest);
+  if (command === "export") return exportCommand(rest);
+  if (command === "follow") return followCommand(rest);
   throw new UsageError(`unknown command ${command}`);
 }
 
@@ -196,7 +207,7 @@ main(process.argv.slice(2)).then(
   (error: unknown) => {
     if (error instanceof UsageError || (error instanceof TypeError && "code" in error)) {
       process.stderr.write(`audit: ${error.message}\n\n${USAGE}`);
-    } else if (error instanceof LogClientError) {
+    } else if (error instanceof LogClientError || error instanceof StreamCommandError) {
       process.stderr.write(`audit: ${error.message}\n`);
     } else {
       process.stderr.write(`audit: ${error instanceof Error ? error.message : String(error)}\n`);

@@ -3,7 +3,8 @@
  * `fromIndex`, then each event as the integrator sequences it, in log-index order, for
  * as long as the client reads and its credential holds.
  *
- * Invariants: every event of the log at or after `fromIndex` that matches is handed
+ * Invariants: `fromIndex` is checked against every event acknowledged before the
+ * request (read-your-writes, as the list). Every event of the log at or after `fromIndex` that matches is handed
  * over exactly once and in order (the position moves only past what was read, and a
  * page is bounded by the log's integrated size read before it: nothing can appear below
  * it later). Nothing is buffered for a slow client: the next page is read only when the
@@ -17,6 +18,7 @@
 import type { Authenticator } from "../auth/authenticator.js";
 import type { Credential } from "../auth/credentials.js";
 import { ServiceError } from "../errors.js";
+import type { ReadYourWrites } from "../log/read-your-writes.js";
 import { beyondLog, type EventChunk } from "./export-service.js";
 import { createLogScan, type LogScanDeps } from "./log-scan.js";
 import { parseFollowParams, parseLastEventId } from "./log-stream-params.js";
@@ -55,6 +57,8 @@ export interface OpenedFollow {
 /** Dependencies and pacing of the follow service. */
 export interface FollowDeps extends LogScanDeps {
   authenticator: Authenticator;
+  /** Waits for the integrator, so that `fromIndex` is checked against every acknowledged event. */
+  readYourWrites: ReadYourWrites;
   wake: LogWake;
   /** Longest time without a look at the log (the fallback to notifications). */
   pollMs?: number;
@@ -84,6 +88,7 @@ export function createFollowService(deps: FollowDeps): FollowService {
         resumed === undefined ? params.fromIndex : parseLastEventId(resumed.trim()) + 1n;
       const scope = { projectId: principal.projectId, environment: principal.environment };
       const scan = await createLogScan(deps, principal, params);
+      await deps.readYourWrites.awaitIntegrated(scope.projectId, scope.environment);
       const size = await deps.reader.size(scope.projectId, scope.environment);
       if (fromIndex > size) {
         const name = resumed === undefined ? "fromIndex" : "Last-Event-ID";

@@ -100,7 +100,8 @@ export async function openSse(url: string, headers: Record<string, string>): Pro
     headers: { accept: "text/event-stream", ...headers },
     signal: abort.signal,
   });
-  const reader = response.body?.getReader();
+  // Taken on the first read, so that an error's body can still be read as text.
+  let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
   const decoder = new TextDecoder();
   let buffer = "";
   const stream: SseStream = {
@@ -111,6 +112,7 @@ export async function openSse(url: string, headers: Record<string, string>): Pro
     ended: false,
     async until(done) {
       while (!done(stream) && !stream.ended) {
+        reader ??= response.body?.getReader();
         if (!reader) throw new Error("no body");
         const { value, done: finished } = await reader.read();
         if (finished) {

@@ -170,6 +170,7 @@ describe("follow service", () => {
       authenticator: options.authenticator ?? switchableAuth().authenticator,
       keyring: fixture.keyring,
       reader: options.reader ?? createLogReader(db),
+      readYourWrites: noWait,
       wake: waker,
       // Only a wake-up (or a heartbeat) makes it look again.
       pollMs: 600_000,
