@@ -60,6 +60,11 @@ const CORS_ROUTES: Readonly<Record<string, readonly string[]>> = {
   "/api/events": ["GET"],
   [EXPORT_PATH]: ["GET"],
   [STREAM_PATH]: ["GET"],
+  // The verifiable log: the viewer checks events' proofs from the host page's origin.
+  "/api/log/checkpoint": ["GET"],
+  "/api/log/key": ["GET"],
+  "/api/log/proof/inclusion": ["GET"],
+  "/api/log/proof/consistency": ["GET"],
 };
 
 /** Creates the handler of the port. */

@@ -96,6 +96,23 @@ describe("checkpoint and key", () => {
     expect((await get("/api/log/checkpoint", token)).status).toBe(200);
   });
 
+  it("answers browsers on other origins (CORS), as List Events does", async () => {
+    const preflight = await fetch(`${server.url}/api/log/proof/inclusion`, {
+      method: "OPTIONS",
+      headers: {
+        origin: "https://app.example.com",
+        "access-control-request-method": "GET",
+        "access-control-request-headers": "authorization",
+      },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get("access-control-allow-origin")).toBeTruthy();
+    const response = await fetch(`${server.url}/api/log/key`, {
+      headers: { ...bearer(secret), origin: "https://app.example.com" },
+    });
+    expect(response.headers.get("access-control-allow-origin")).toBeTruthy();
+  });
+
   it("answers 404 for a log with no event yet, and 401 without a credential", async () => {
     const empty = await server.provision({ environment: Environment.LIVE });
     const none = await getJson("/api/log/checkpoint", empty.secret);
