@@ -62,6 +62,7 @@ export function ingestOperations(ingest: Ingest, bulk: BulkIngestService): Opera
         const outcome = await bulk.createEvents({
           credential: call.facts.credential,
           idempotencyKey: call.header("idempotency-key"),
+          idempotencyKeyRepeated: call.facts.repeatedHeaders.has("idempotency-key"),
           readBody: call.readJson,
         });
         return {

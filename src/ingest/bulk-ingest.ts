@@ -44,6 +44,8 @@ export const STREAM_EVENTS_PER_ADMISSION = 500;
 export interface CreateEventsRequest {
   credential: Credential;
   idempotencyKey: string | undefined;
+  /** The request carried more than one Idempotency-Key header (refused: ambiguous). */
+  idempotencyKeyRepeated?: boolean;
   /**
    * The body as parsed JSON (`{events, atomic}`), or throws a 400 ServiceError. Called
    * only once credentials and limits have passed.
@@ -109,6 +111,9 @@ export function createBulkIngestService(deps: BulkIngestDeps): BulkIngestService
       const receivedAt = now();
       const principal = await deps.authenticator.requireApiKey(request.credential);
       await admit(principal);
+      if (request.idempotencyKeyRepeated) {
+        throw new ServiceError("bad_request", Messages.twoIdempotencyKeys);
+      }
       const idempotencyKey = checkedIdempotencyKey(request.idempotencyKey);
       const body = request.readBody();
       const { events, atomic } = readBatch(body);

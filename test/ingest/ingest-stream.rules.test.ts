@@ -1,0 +1,90 @@
+/**
+ * The IngestEvents operation called directly, with a bulk service whose writes are held:
+ * its flow control (at most STREAM_WINDOW events read ahead of their acknowledgements)
+ * and the order of its acknowledgements, whatever order the writes commit in.
+ */
+import type { Message } from "@bufbuild/protobuf";
+import { describe, expect, it } from "vitest";
+import { type IngestEventsResponse, IngestService } from "../../gen/audit/v1/ingest_pb.js";
+import { ingestStreamOperations, STREAM_WINDOW } from "../../src/api/ingest-operations.js";
+import type { StreamCall } from "../../src/api/operation.js";
+import { requestFacts } from "../../src/api/request-facts.js";
+import type { BulkIngestService } from "../../src/ingest/bulk-ingest.js";
+import type { WriteResult } from "../../src/store/events.js";
+
+/** A bulk service whose stream writes wait until the test settles them. */
+function heldWrites() {
+  const held: { n: number; resolve: (result: WriteResult) => void }[] = [];
+  let n = 0;
+  const bulk: BulkIngestService = {
+    createEvents: () => Promise.reject(new Error("not used")),
+    openStream: async () => ({
+      ingest: () => {
+        const mine = n++;
+        return new Promise<WriteResult>((resolve) => held.push({ n: mine, resolve }));
+      },
+    }),
+  };
+  return { bulk, held };
+}
+
+/** Requests that count how many were pulled; `total` of them, then the end. */
+function countedRequests(total: number) {
+  const state = { pulled: 0 };
+  const requests = (async function* () {
+    for (let i = 0; i < total; i++) {
+      state.pulled++;
+      yield () => ({ event: { entityId: `e${i}` } });
+    }
+  })();
+  return { requests, state };
+}
+
+const tick = () => new Promise((resolve) => setTimeout(resolve, 5));
+
+describe("IngestEvents flow control", () => {
+  it("reads at most STREAM_WINDOW events ahead of their acknowledgements, then answers each in the order sent", async () => {
+    const { bulk, held } = heldWrites();
+    const { requests, state } = countedRequests(1000);
+    const operation = ingestStreamOperations(bulk).get(IngestService.method.ingestEvents);
+    if (!operation) throw new Error("IngestEvents has no operation");
+    const call: StreamCall = {
+      facts: requestFacts(
+        { requestId: "r", secure: false, peer: undefined, repeatedHeaders: new Set() },
+        () => undefined,
+      ),
+      header: () => undefined,
+      requests,
+    };
+    const replies = operation(call)[Symbol.asyncIterator]();
+    const first = replies.next();
+    for (let i = 0; i < 20; i++) await tick();
+    // Nothing acknowledged yet: the window is full and no more is read.
+    expect(held).toHaveLength(STREAM_WINDOW);
+    expect(state.pulled).toBeLessThanOrEqual(STREAM_WINDOW + 1);
+
+    // Writes commit in reverse order; acknowledgements still go out in the order sent.
+    for (const write of [...held].reverse()) {
+      write.resolve({ eventId: `id-${write.n}`, receivedAt: new Date(0), replayed: false });
+    }
+    const acks: IngestEventsResponse[] = [];
+    const take = async (result: IteratorResult<Message>) => {
+      if (!result.done) acks.push(result.value as IngestEventsResponse);
+      return result.done;
+    };
+    await take(await first);
+    while (acks.length < STREAM_WINDOW) await take(await replies.next());
+    expect(acks.map((ack) => Number(ack.sequence))).toEqual(
+      Array.from({ length: STREAM_WINDOW }, (_, i) => i),
+    );
+    expect(acks.map((ack) => ack.result?.eventId)).toEqual(
+      Array.from({ length: STREAM_WINDOW }, (_, i) => `id-${i}`),
+    );
+    // Room again once the next reply is asked for (the transport asks after writing one):
+    // the next events are read, never more than the window in flight.
+    void replies.next();
+    for (let i = 0; i < 20; i++) await tick();
+    expect(held.length).toBeGreaterThan(STREAM_WINDOW);
+    expect(held.length - acks.length).toBeLessThanOrEqual(STREAM_WINDOW);
+  });
+});
