@@ -88,6 +88,11 @@ export interface App {
   generatedSecrets: string[];
   /** Listens on the configured port. */
   listen(): Promise<ListeningServer>;
+  /**
+   * Ends the open follow streams (unavailable: their clients resume elsewhere) and refuses
+   * new ones; called when shutdown starts, so that it waits only for real requests.
+   */
+  endStreams(): void;
   /** Releases timers, pools and the database. */
   close(): Promise<void>;
 }
@@ -156,6 +161,7 @@ export async function createApp(
       })
     : undefined;
   const waker = createLogWaker(notifications);
+  const streamsEnd = new AbortController();
   // The verifiable log (docs/verifiable-log.md): the integrator appends each pass's
   // leaves to the logs' trees; checkpoints are signed apart, every interval.
   const logCrypto = createNodeLogCrypto();
@@ -229,6 +235,7 @@ export async function createApp(
   const streams = eventStreamOperations(
     createExportService({ authenticator, keyring, reader: logReader, readYourWrites }),
     createFollowService({
+      stopping: streamsEnd.signal,
       authenticator,
       keyring,
       reader: logReader,
@@ -349,8 +356,10 @@ export async function createApp(
       }
     },
     databaseReady: startup.ready,
+    endStreams: () => streamsEnd.abort(),
     async close() {
       closed = true;
+      streamsEnd.abort();
       startup.stop();
       clearInterval(sweeper);
       await events.drain();

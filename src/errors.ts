@@ -66,6 +66,7 @@ export const Messages = {
   httpsRequired: "HTTPS is required",
   internal: "Internal server error",
   unavailable: "Service temporarily unavailable: the database cannot be reached",
+  shuttingDown: "Service temporarily unavailable: this instance is shutting down",
   notFound: "Not found",
   invalidAuthority: "Invalid Host or :authority header",
   twoCredentials:
@@ -106,8 +107,11 @@ export function toServiceError(error: unknown): ServiceError | undefined {
 /**
  * True when the client is told nothing of the cause, so that it must be logged: an
  * internal failure, or the database unreachable (its cause tells the operator which).
+ * A stream ended because this instance is shutting down is expected.
  */
 export function isUnexpected(error: unknown): boolean {
   const known = toServiceError(error);
-  return known === undefined || known.kind === "unavailable";
+  return (
+    known === undefined || (known.kind === "unavailable" && known.message !== Messages.shuttingDown)
+  );
 }

@@ -94,6 +94,7 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, "shutting down: finishing in-flight requests");
+    app.endStreams();
     server
       .close(config.SHUTDOWN_TIMEOUT_SECONDS * 1000)
       .then(() => app.close())

@@ -13,11 +13,13 @@
  * database, every other's), and looks again every `pollMs` without one, so a lost
  * notification delays an event by at most that. The credential is checked again at
  * least every `authCheckMs`: a frontend token that expires (or a key revoked) ends the
- * stream with its 401 or 403.
+ * stream with its 401 or 403. When `stopping` aborts (the instance shuts down), every
+ * stream ends at once with `unavailable`, so that a graceful stop does not wait for
+ * followers and they resume, from their last logIndex, on another instance.
  */
 import type { Authenticator } from "../auth/authenticator.js";
 import type { Credential } from "../auth/credentials.js";
-import { ServiceError } from "../errors.js";
+import { Messages, ServiceError } from "../errors.js";
 import type { ReadYourWrites } from "../log/read-your-writes.js";
 import { beyondLog, type EventChunk } from "./export-service.js";
 import { createLogScan, type LogScanDeps } from "./log-scan.js";
@@ -66,6 +68,8 @@ export interface FollowDeps extends LogScanDeps {
   heartbeatMs?: number;
   /** Longest time without checking the credential again. */
   authCheckMs?: number;
+  /** Aborted when the instance starts shutting down: every stream then ends. */
+  stopping?: AbortSignal;
 }
 
 /** The Follow Events operation. */
@@ -79,8 +83,15 @@ export function createFollowService(deps: FollowDeps): FollowService {
   const pollMs = deps.pollMs ?? 1_000;
   const heartbeatMs = deps.heartbeatMs ?? 15_000;
   const authCheckMs = deps.authCheckMs ?? 1_000;
+  const stopping = deps.stopping;
+  const refuseIfStopping = () => {
+    if (stopping?.aborted) {
+      throw new ServiceError("unavailable", Messages.shuttingDown, { retryAfterSeconds: 1 });
+    }
+  };
   return {
     async open(request) {
+      refuseIfStopping();
       const principal = await deps.authenticator.requireReader(request.credential);
       const params = parseFollowParams(request.params());
       const resumed = request.lastEventId;
@@ -107,11 +118,13 @@ export function createFollowService(deps: FollowDeps): FollowService {
           };
           const unsubscribe = deps.wake.subscribe(onWake);
           signal?.addEventListener("abort", onWake);
+          stopping?.addEventListener("abort", onWake);
           try {
             let position = fromIndex;
             let lastChunk = Date.now();
             let lastAuth = Date.now();
             while (!signal?.aborted) {
+              refuseIfStopping();
               if (Date.now() - lastAuth >= authCheckMs) {
                 await deps.authenticator.requireReader(request.credential);
                 lastAuth = Date.now();
@@ -120,6 +133,7 @@ export function createFollowService(deps: FollowDeps): FollowService {
               const end = await deps.reader.size(scope.projectId, scope.environment);
               // Read until the size read above; a page at a time, as the client reads.
               while (scan && position < end && !signal?.aborted) {
+                refuseIfStopping();
                 const page = await scan.page(position, end);
                 position = page.nextIndex;
                 if (page.events.length > 0) {
@@ -153,6 +167,7 @@ export function createFollowService(deps: FollowDeps): FollowService {
           } finally {
             unsubscribe();
             signal?.removeEventListener("abort", onWake);
+            stopping?.removeEventListener("abort", onWake);
             wakeUp?.();
           }
         },

@@ -164,6 +164,7 @@ describe("follow service", () => {
     authenticator?: Authenticator;
     heartbeatMs?: number;
     authCheckMs?: number;
+    stopping?: AbortSignal;
   }) => {
     const waker = createLogWaker();
     const service = createFollowService({
@@ -176,6 +177,7 @@ describe("follow service", () => {
       pollMs: 600_000,
       heartbeatMs: options.heartbeatMs ?? 600_000,
       authCheckMs: options.authCheckMs ?? 600_000,
+      ...(options.stopping ? { stopping: options.stopping } : {}),
     });
     return { waker, service };
   };
@@ -238,6 +240,24 @@ describe("follow service", () => {
     const waiting = chunks.next();
     revoke();
     await expect(waiting).rejects.toThrow("Token expired");
+  });
+
+  it("ends a waiting stream with unavailable when the instance stops, and opens no new one", async () => {
+    const stopping = new AbortController();
+    const { service } = follow({ stopping: stopping.signal });
+    const size = (await fixture.indexed(projectId)).length;
+    const chunks = (
+      await service.open({ credential, params: () => ({ fromIndex: String(size) }) })
+    ).chunks();
+    const waiting = chunks.next();
+    stopping.abort();
+    await expect(waiting).rejects.toMatchObject({
+      kind: "unavailable",
+      message: "Service temporarily unavailable: this instance is shutting down",
+    });
+    await expect(service.open({ credential, params: () => ({}) })).rejects.toMatchObject({
+      kind: "unavailable",
+    });
   });
 
   it("refuses a start beyond the log and a malformed Last-Event-ID", async () => {
