@@ -32,6 +32,7 @@ import type { EventStore, WriteResult } from "../store/events.js";
 import type { EventInput } from "../vocabulary/event-input.js";
 import { canonicalHash } from "./canonical-json.js";
 import { eventValidator } from "./event-input.js";
+import { canonicalEvent, eventBodyHash } from "./idempotency-hash.js";
 import { MAX_IDEMPOTENCY_KEY_LENGTH, sealInput } from "./ingest-service.js";
 
 /** Most events in one batch. */
@@ -146,7 +147,17 @@ export function createBulkIngestService(deps: BulkIngestDeps): BulkIngestService
         }),
       );
       const itemIds = checked.map((item) => eventIds.get(item.index) ?? null);
-      const bodyHash = idempotencyKey === undefined ? undefined : canonicalHash({ atomic, events });
+      // "The same body" as for one event (idempotency-hash.ts): valid items in their
+      // canonical form, so a batch sent over REST replays when retried over an RPC protocol.
+      const bodyHash =
+        idempotencyKey === undefined
+          ? undefined
+          : canonicalHash({
+              atomic,
+              events: checked.map((item) =>
+                item.issues.length === 0 ? canonicalEvent(item.input) : events[item.index],
+              ),
+            });
 
       const outcome = await deps.batches.append({
         projectId: principal.projectId,
@@ -238,7 +249,7 @@ export function createBulkIngestService(deps: BulkIngestDeps): BulkIngestService
               ? undefined
               : {
                   keyHash: hash("sha256", key, "buffer"),
-                  bodyHash: canonicalHash(body),
+                  bodyHash: eventBodyHash(input),
                   expiresAt: new Date(receivedAt.getTime() + ttlMs),
                 },
         });

@@ -24,7 +24,7 @@ import {
   type TestServer,
   validEvent,
 } from "../support/test-server.js";
-import { events } from "./bulk.support.js";
+import { events, postBatch } from "./bulk.support.js";
 
 describe("bulk ingestion over gRPC", () => {
   let server: TestServer;
@@ -143,6 +143,27 @@ describe("bulk ingestion over gRPC", () => {
       .then(() => undefined, failure);
     expect(conflict?.code).toBe(Code.AlreadyExists);
     expect(await storedCount(key)).toBe(3);
+  });
+
+  it("CreateEvents replays a batch first sent over REST with the same key: one canonical body", async () => {
+    const key = await server.provision();
+    // As REST callers write it: explicit defaults, an empty changes list (protobuf's JSON
+    // form drops it) and a field the service ignores.
+    const sent = events(2, "same").map((e) => ({ ...e, actorType: "user", changes: [] }));
+    const rest = await postBatch(
+      server,
+      { events: sent.map((e) => ({ ...e, ignored: true })) },
+      { ...headers(key), "idempotency-key": "cross-protocol" },
+    );
+    expect(rest.status).toBe(201);
+    const again = await client.createEvents(
+      { events: sent.map(event) },
+      { headers: { ...headers(key), "idempotency-key": "cross-protocol" } },
+    );
+    expect(again.results.map((r) => r.eventId)).toEqual(
+      (rest.body.results as { eventId: string }[]).map((r) => r.eventId),
+    );
+    expect(await storedCount(key)).toBe(2);
   });
 
   it("IngestEvents acknowledges every event in the order sent, past the read-ahead window, each stored and listed", async () => {
