@@ -283,7 +283,7 @@ export async function createApp(
       }),
     ),
     ...adminOperations(
-      createAdminService({ projects, keyring, authenticator, db }),
+      createAdminService({ projects, keyring, authenticator, db, signing: logSigning }),
       createAdminTokenGuard(secrets.adminToken),
     ),
   ]);

@@ -12,6 +12,7 @@ import { ServiceError } from "../errors.js";
 import type { Db } from "../store/db.js";
 import { type LogFigures, readLogFigures } from "../store/log-integration.js";
 import type { ApiKeyRecord, ProjectRecord, ProjectStore } from "../store/projects.js";
+import type { LogSigning } from "../verifiable-log/log-signing.js";
 import type { EnvironmentName, PlanName } from "../vocabulary/tenancy.js";
 
 /** Dependencies of the admin service. */
@@ -21,6 +22,8 @@ export interface AdminDeps {
   authenticator: Authenticator;
   /** Where the logs' figures are read. */
   db: Db;
+  /** The logs' signing identity, whose verifier keys the admin may read. */
+  signing: Pick<LogSigning, "origin" | "verifierKey">;
 }
 
 /** A key just created, with its secret (shown once). */
@@ -44,6 +47,8 @@ export interface AdminService {
   rotateProjectKey(projectId: string): Promise<ProjectRecord>;
   /** How far a log is integrated (docs/write-path.md). */
   logPosition(projectId: string, environment: EnvironmentName): Promise<LogFigures>;
+  /** A log's verifier key, as GET /api/log/key answers it (docs/verifiable-log.md). */
+  logVerifierKey(projectId: string, environment: EnvironmentName): Promise<string>;
 }
 
 /** Creates the admin service. */
@@ -98,6 +103,10 @@ export function createAdminService(deps: AdminDeps): AdminService {
       const figures = await readLogFigures(deps.db, project.id, environment);
       if (!figures) throw new ServiceError("not_found", `Project ${projectId} not found`);
       return figures;
+    },
+    async logVerifierKey(projectId, environment) {
+      const project = await requireProject(projectId);
+      return deps.signing.verifierKey(deps.signing.origin(project.id, environment));
     },
   };
 }

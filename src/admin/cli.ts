@@ -33,6 +33,7 @@ Commands:
   key revoke <keyId>                               revoke a key (403 from then on)
   key retire <keyId>                               retire a key permanently
   log position <projectId> [--env test|live]       events acknowledged and integrated
+  log key <projectId> [--env test|live]            the log's verifier key (for 'audit verify')
 
 Options:
   --url <url>            service address (default: AUDIT_URL or http://127.0.0.1:3000)
@@ -154,6 +155,14 @@ async function main(argv: string[]): Promise<void> {
         `head ${position.head}, integrated ${position.integrated}, lag ${position.lagSeconds.toFixed(1)} s`,
         toJson(GetLogPositionResponseSchema, position),
       );
+      return;
+    }
+    case "log key": {
+      const { verifierKey } = await client.getLogVerifierKey({
+        projectId: arg(0, "projectId"),
+        environment: choose(ENVIRONMENTS, values.env ?? "test", "--env"),
+      });
+      print(verifierKey, { verifierKey });
       return;
     }
     default:

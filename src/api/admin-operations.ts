@@ -17,6 +17,8 @@ import {
   Environment,
   GetLogPositionRequestSchema,
   GetLogPositionResponseSchema,
+  GetLogVerifierKeyRequestSchema,
+  GetLogVerifierKeyResponseSchema,
   ListApiKeysRequestSchema,
   ListApiKeysResponseSchema,
   ListProjectsResponseSchema,
@@ -225,6 +227,15 @@ export function adminOperations(admin: Admin, guard: AdminTokenGuard): Operation
             ...(log.integratedAt ? { integratedAt: log.integratedAt.toISOString() } : {}),
           }),
         };
+      },
+    ],
+    [
+      m.getLogVerifierKey,
+      async (call) => {
+        const request = decodeRequest(GetLogVerifierKeyRequestSchema, call);
+        const environment = environmentName(request.environment);
+        const verifierKey = await admin.logVerifierKey(projectId(request.projectId), environment);
+        return { message: create(GetLogVerifierKeyResponseSchema, { verifierKey }) };
       },
     ],
   ];

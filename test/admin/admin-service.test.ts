@@ -147,6 +147,37 @@ describe("AdminService", () => {
     expect(unknown?.code).toBe(Code.NotFound);
   });
 
+  it("GetLogVerifierKey gives the key GET /api/log/key gives the log's own API key", async () => {
+    const key = await server.provision();
+    const published = await fetch(`${server.url}/api/log/key`, {
+      headers: { authorization: `Bearer ${key.secret}` },
+    });
+    expect(published.status).toBe(200);
+    const test = await server.admin.getLogVerifierKey({
+      projectId: key.projectId,
+      environment: Environment.TEST,
+    });
+    expect(test.verifierKey).toBe(await published.text());
+    expect(test.verifierKey).toMatch(new RegExp(`^[^+]+/${key.projectId}/test\\+[0-9a-f]{8}\\+`));
+    const live = await server.admin.getLogVerifierKey({
+      projectId: key.projectId,
+      environment: Environment.LIVE,
+    });
+    expect(live.verifierKey).toMatch(new RegExp(`/${key.projectId}/live\\+`));
+
+    const unknown = await rpcFailure(
+      server.admin.getLogVerifierKey({
+        projectId: "01a20000-0000-7000-8000-000000000000",
+        environment: Environment.TEST,
+      }),
+    );
+    expect(unknown?.code).toBe(Code.NotFound);
+    const noEnvironment = await rpcFailure(
+      server.admin.getLogVerifierKey({ projectId: key.projectId }),
+    );
+    expect(noEnvironment?.code).toBe(Code.InvalidArgument);
+  });
+
   it("GetLogPosition reports a log's head and how far it is integrated", async () => {
     const key = await server.provision();
     const position = (environment: Environment) =>

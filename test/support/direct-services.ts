@@ -13,6 +13,8 @@ import { createTokenService, type TokenService } from "../../src/events/token-se
 import type { Db } from "../../src/store/db.js";
 import { migrate } from "../../src/store/migrations.js";
 import { createProjectStore, type ProjectStore } from "../../src/store/projects.js";
+import { createNodeLogCrypto } from "../../src/tlog/node-crypto.js";
+import { createLogSigning } from "../../src/verifiable-log/log-signing.js";
 import type { EnvironmentName, PlanName } from "../../src/vocabulary/tenancy.js";
 import { createIsolatedDb } from "./isolated-storage.js";
 
@@ -51,7 +53,12 @@ export async function createDirectServices(
     cacheSeconds: options.cacheSeconds ?? 60,
     tokens: frontendTokens,
   });
-  const admin = createAdminService({ projects, keyring, authenticator, db });
+  const signing = createLogSigning({
+    crypto: createNodeLogCrypto(),
+    issuer: "direct-test",
+    seed: randomBytes(32),
+  });
+  const admin = createAdminService({ projects, keyring, authenticator, db, signing });
   return {
     db,
     projects,
