@@ -1,7 +1,7 @@
 /**
  * The monthly event quota of a project's plan (spec 1.6, 7, 8): the limits and the
  * refusal. Events are counted per UTC calendar month and per environment, created
- * events only, by the event store in the statement that writes them (store/events.ts),
+ * events only, by the event store in the statement that writes them (store/journal-append.ts),
  * so the count is exact under any concurrency and across instances, and the plan is
  * read there too, so a plan change takes effect on the next request.
  */

@@ -1,7 +1,7 @@
 /**
  * The write of one bulk request (POST /api/ingest/events, CreateEvents): its events are
  * appended to their log's journal together, in one transaction, or not at all. The
- * journal rows are the same as those of single events (store/events.ts), so the
+ * journal rows are the same as those of single events (store/journal-append.ts), so the
  * integrator sequences, indexes and proves them the same way (docs/write-path.md).
  *
  * One statement counts the whole batch against the monthly quota and inserts the events
@@ -22,7 +22,7 @@
 import type { SealedEvent } from "../crypto/event-cipher.js";
 import { ServiceError } from "../errors.js";
 import type { Db, Queryable } from "./db.js";
-import { type QuotaPolicy, utcMonth } from "./events.js";
+import { type QuotaPolicy, utcMonth } from "./write-model.js";
 
 /** One event of a batch, sealed. */
 export interface BatchEvent {

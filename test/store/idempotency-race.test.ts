@@ -2,7 +2,7 @@
  * Two service instances (two event stores on one database) write the same
  * Idempotency-Key at the same moment. One batch claims the key; on PostgreSQL the other
  * statement began before that claim committed, counted its event, and lost the key
- * ("lost" in events.ts): it must answer with the winner's event (or a conflict when the
+ * ("lost" in write-outcomes.ts): it must answer with the winner's event (or a conflict when the
  * bodies differ), write nothing, and give its count back, so that the monthly counter
  * equals the events stored. On PGlite (one connection) the statements run one after the
  * other and the second finds the key held; the same answers must come out.
