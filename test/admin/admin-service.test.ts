@@ -255,6 +255,13 @@ describe("audit-admin CLI", () => {
     expect(created.secret).toMatch(/^pk_live_/);
     const ok = await postEvent(server, validEvent(), { authorization: `Bearer ${created.secret}` });
     expect(ok.status).toBe(201);
+    // The verifier key the CLI prints is the one the log's own key reads.
+    const logKey = await cli("log", "key", String(project.id), "--env", "live");
+    const published = await fetch(`${server.url}/api/log/key`, {
+      headers: { authorization: `Bearer ${created.secret}` },
+    });
+    expect(logKey).toEqual({ verifierKey: await published.text() });
+    expect(logKey.verifierKey).toContain(`/${String(project.id)}/live+`);
     const revoked = await cli("key", "revoke", created.apiKey.id);
     expect(revoked).toMatchObject({ status: "API_KEY_STATUS_REVOKED" });
     const refused = await postEvent(server, validEvent(), {
