@@ -4,28 +4,21 @@
  *
  * Invariants: a reader sees only its own project and environment, and a
  * tenant-restricted token only its tenant, whatever the parameters say. Filters and
- * search are blind indexes computed here from the raw parameter values (as ingestion
+ * search are blind indexes (reader-query.ts) computed from the raw parameter values (as ingestion
  * computed them from the raw values it was sent) and matched by the database; only the
  * events of the page are decrypted. Events come newest `occurredAt` first, ties by
  * `eventId` descending, and a page's cursor resumes exactly after its last event. Every
  * event acknowledged before the request began is listed (read-your-writes: the list
  * waits, bounded, for the integrator, log/read-your-writes.ts).
  */
-import type { JsonObject } from "@bufbuild/protobuf";
 import type { Authenticator } from "../auth/authenticator.js";
 import type { Credential } from "../auth/credentials.js";
-import { queryToken } from "../crypto/blind-index.js";
-import {
-  type EventPayload,
-  filterIndex,
-  openEvent,
-  searchTokenId,
-} from "../crypto/event-cipher.js";
 import type { Keyring } from "../crypto/keyring.js";
 import type { ReadYourWrites } from "../log/read-your-writes.js";
 import type { EventPageQuery, EventReader } from "../store/event-reads.js";
 import type { CursorCodec } from "./cursor.js";
 import { parseListParams } from "./list-params.js";
+import { blindFilters, type ListedEvent, openListedEvent } from "./reader-query.js";
 
 /**
  * Most bytes of stored ciphertext (the events' JSON, encrypted) in one page: an event that
@@ -46,17 +39,7 @@ export interface ListRequest {
 }
 
 /** One event of a page: every field that was created, as stored, decrypted. */
-export interface ListedEvent {
-  eventId: string;
-  occurredAt: Date;
-  receivedAt: Date;
-  /** Position in its log (project and environment), gapless from 0. */
-  logIndex: bigint;
-  /** The random salt the verifiable log hashes with the event. */
-  salt: Buffer;
-  payload: EventPayload;
-  context: JsonObject | undefined;
-}
+export type { ListedEvent } from "./reader-query.js";
 
 /** One page of events. */
 export interface EventPage {
@@ -90,52 +73,14 @@ export function createListService(deps: ListDeps): ListService {
       const after =
         params.cursor === undefined ? undefined : deps.cursors.decode(scope, params.cursor);
 
-      // A tenant-restricted reader asking for another tenant sees nothing.
-      const restricted = principal.tenantId;
-      if (restricted !== undefined && params.tenantId !== undefined) {
-        if (params.tenantId !== restricted) return { events: [], nextCursor: undefined };
-      }
-      const tenantId = restricted ?? params.tenantId;
-
       const keys = await deps.keyring.forProject(principal.projectId);
-      const query: EventPageQuery = {
-        ...scope,
-        searchTokens: params.searchWords.map((word) => searchTokenId(keys, queryToken(word))),
-        limit: params.limit,
-        maxBytes: PAGE_MAX_BYTES,
-      };
-      // Labels as ingestion computed them (event-cipher.ts sealEvent).
-      if (params.actorId !== undefined) {
-        query.actorIdx = filterIndex(keys, "actorId", params.actorId);
-      }
-      if (params.entityType !== undefined) {
-        query.entityTypeIdx = filterIndex(keys, "entityType", params.entityType);
-      }
-      if (params.entityId !== undefined) {
-        query.entityIdIdx = filterIndex(keys, "entityId", params.entityId);
-      }
-      if (params.action !== undefined) query.actionIdx = filterIndex(keys, "action", params.action);
-      if (tenantId !== undefined) query.tenantIdx = filterIndex(keys, "tenantId", tenantId);
-      if (params.from) query.from = params.from;
-      if (params.to) query.to = params.to;
+      const filters = blindFilters(keys, principal, params);
+      if (!filters) return { events: [], nextCursor: undefined };
+      const query: EventPageQuery = { ...filters, limit: params.limit, maxBytes: PAGE_MAX_BYTES };
       if (after) query.after = after;
       await deps.readYourWrites.awaitIntegrated(scope.projectId, scope.environment);
       const { rows: page, more } = await deps.reader.page(query);
-      const events = await Promise.all(
-        page.map(async (row): Promise<ListedEvent> => {
-          const at = { ...scope, eventId: row.eventId };
-          const opened = await openEvent(keys, at, row.keyVersion, row.payload, row.context);
-          return {
-            eventId: row.eventId,
-            occurredAt: row.occurredAt,
-            receivedAt: row.receivedAt,
-            logIndex: row.logIndex,
-            salt: opened.salt,
-            payload: opened.payload,
-            context: opened.context,
-          };
-        }),
-      );
+      const events = await Promise.all(page.map((row) => openListedEvent(keys, principal, row)));
       const last = page.at(-1);
       const nextCursor =
         more && last

@@ -1,19 +1,17 @@
 /**
- * What exports and follow streams share: a reader's scope and filters turned into blind
- * indexes (as list-service.ts computes them, from the raw values), and pages of a log
- * read in log-index order and decrypted.
+ * What exports and follow streams share: a reader's filters as blind indexes
+ * (reader-query.ts, as the list computes them), and pages of a log read in log-index order
+ * and decrypted.
  *
  * Invariants: a reader reads only its own project and environment; a tenant-restricted
  * token only its tenant, whatever the parameters say (asking for another tenant matches
  * nothing). Only the events of a page are decrypted, one page at a time.
  */
 import type { ReaderPrincipal } from "../auth/authenticator.js";
-import { queryToken } from "../crypto/blind-index.js";
-import { filterIndex, openEvent, searchTokenId } from "../crypto/event-cipher.js";
 import type { Keyring } from "../crypto/keyring.js";
-import type { LogFilters, LogReader } from "../store/log-reads.js";
-import type { ListedEvent } from "./list-service.js";
+import type { LogReader } from "../store/log-reads.js";
 import type { LogStreamFilters } from "./log-stream-params.js";
+import { blindFilters, type ListedEvent, openListedEvent } from "./reader-query.js";
 
 /**
  * Most bytes of stored ciphertext in one page read: as the list's pages (2 MiB), so
@@ -56,28 +54,9 @@ export async function createLogScan(
   params: LogStreamFilters,
 ): Promise<LogScan | undefined> {
   const scope = { projectId: principal.projectId, environment: principal.environment };
-  const restricted = principal.tenantId;
-  if (restricted !== undefined && params.tenantId !== undefined && params.tenantId !== restricted) {
-    return undefined;
-  }
-  const tenantId = restricted ?? params.tenantId;
   const keys = await deps.keyring.forProject(principal.projectId);
-  const filters: LogFilters = {
-    ...scope,
-    searchTokens: params.searchWords.map((word) => searchTokenId(keys, queryToken(word))),
-  };
-  // Labels as ingestion computed them (event-cipher.ts sealEvent).
-  if (params.actorId !== undefined) filters.actorIdx = filterIndex(keys, "actorId", params.actorId);
-  if (params.entityType !== undefined) {
-    filters.entityTypeIdx = filterIndex(keys, "entityType", params.entityType);
-  }
-  if (params.entityId !== undefined) {
-    filters.entityIdIdx = filterIndex(keys, "entityId", params.entityId);
-  }
-  if (params.action !== undefined) filters.actionIdx = filterIndex(keys, "action", params.action);
-  if (tenantId !== undefined) filters.tenantIdx = filterIndex(keys, "tenantId", tenantId);
-  if (params.from) filters.from = params.from;
-  if (params.to) filters.to = params.to;
+  const filters = blindFilters(keys, principal, params);
+  if (!filters) return undefined;
 
   return {
     ...scope,
@@ -91,19 +70,8 @@ export async function createLogScan(
         maxBytes: SCAN_MAX_BYTES,
       });
       const events: ListedEvent[] = [];
-      for (const row of page.rows) {
-        const at = { ...scope, eventId: row.eventId };
-        const opened = await openEvent(keys, at, row.keyVersion, row.payload, row.context);
-        events.push({
-          eventId: row.eventId,
-          occurredAt: row.occurredAt,
-          receivedAt: row.receivedAt,
-          logIndex: row.logIndex,
-          salt: opened.salt,
-          payload: opened.payload,
-          context: opened.context,
-        });
-      }
+      // One at a time: a page of up to SCAN_MAX_EVENTS is decrypted in order, not all at once.
+      for (const row of page.rows) events.push(await openListedEvent(keys, principal, row));
       return { events, nextIndex: page.nextIndex };
     },
   };

@@ -6,9 +6,9 @@
  * index and decrypted the same way.
  */
 import type { JsonObject } from "@bufbuild/protobuf";
-import { openContext, openEvent } from "../crypto/event-cipher.js";
+import { openContext } from "../crypto/event-cipher.js";
 import type { Keyring } from "../crypto/keyring.js";
-import type { ListedEvent } from "../events/list-service.js";
+import { type ListedEvent, openListedEvent } from "../events/reader-query.js";
 import type { IntegrationStage, SequencedBatch } from "../log/integrator.js";
 import type { Queryable } from "../store/db.js";
 import { toBase64 } from "../tlog/bytes.js";
@@ -101,19 +101,16 @@ export function createEventTreeStage(options: EventTreeStageOptions): Integratio
       );
       return Promise.all(
         rows.map(async (row) => {
-          const at = { ...log, eventId: row.id };
-          const opened = await openEvent(keys, at, row.key_version, row.payload, row.context);
-          const logIndex = BigInt(row.log_index);
-          const listed: ListedEvent = {
+          const listed = await openListedEvent(keys, log, {
             eventId: row.id,
             occurredAt: new Date(millis(BigInt(row.occurred_us))),
             receivedAt: row.received_at,
-            logIndex,
-            salt: opened.salt,
-            payload: opened.payload,
-            context: opened.context,
-          };
-          return withLeafFields(render(listed), logIndex, opened.salt);
+            logIndex: BigInt(row.log_index),
+            keyVersion: row.key_version,
+            payload: row.payload,
+            context: row.context,
+          });
+          return withLeafFields(render(listed), listed.logIndex, listed.salt);
         }),
       );
     },
