@@ -33,7 +33,12 @@ import type { EventInput } from "../vocabulary/event-input.js";
 import { canonicalHash } from "./canonical-json.js";
 import { eventValidator } from "./event-input.js";
 import { canonicalEvent, eventBodyHash } from "./idempotency-hash.js";
-import { MAX_IDEMPOTENCY_KEY_LENGTH, sealInput } from "./ingest-service.js";
+import {
+  checkedIdempotencyKey,
+  idempotencyClaim,
+  journalEvent,
+  sealInput,
+} from "./ingest-service.js";
 
 /** Most events in one batch. */
 export const MAX_BATCH_EVENTS = 500;
@@ -226,32 +231,11 @@ export function createBulkIngestService(deps: BulkIngestDeps): BulkIngestService
         if (count > 1 && (count - 1) % STREAM_EVENTS_PER_ADMISSION === 0) await admit(principal);
         const receivedAt = now();
         const key = checkedIdempotencyKey(idempotencyKey);
-        const { value: input, issues } = eventValidator.validate(body);
-        if (issues.length > 0) {
-          throw new ServiceError("validation", Messages.validationFailed, { issues });
-        }
-        const eventId = uuidv7(receivedAt.getTime());
-        const keys = await deps.keyring.forProject(principal.projectId);
-        const at = {
-          projectId: principal.projectId,
-          environment: principal.environment,
-          eventId,
-        };
-        const sealed = await sealInput(keys, at, input);
+        const { input, event } = await journalEvent(deps.keyring, principal, body, receivedAt);
         await turn;
         const written = deps.events.createEvent({
-          ...at,
-          occurredAt: input.occurredAt ? new Date(input.occurredAt) : receivedAt,
-          receivedAt,
-          sealed,
-          idempotency:
-            key === undefined
-              ? undefined
-              : {
-                  keyHash: hash("sha256", key, "buffer"),
-                  bodyHash: eventBodyHash(input),
-                  expiresAt: new Date(receivedAt.getTime() + ttlMs),
-                },
+          ...event,
+          idempotency: idempotencyClaim(key, eventBodyHash(input), receivedAt, ttlMs),
         });
         // Queued (createEvent queues at once): the next event may queue behind it.
         queuedNow();
@@ -277,18 +261,6 @@ function validateItem(event: unknown, index: number): CheckedItem {
     input: value,
     issues: issues.map((issue) => ({ ...issue, path: [index, ...issue.path] })),
   };
-}
-
-/** An empty key counts as absent; a long one is refused before the body is read. */
-function checkedIdempotencyKey(key: string | undefined): string | undefined {
-  if (key === undefined || key === "") return undefined;
-  if (key.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
-    throw new ServiceError(
-      "bad_request",
-      `Idempotency-Key must be at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`,
-    );
-  }
-  return key;
 }
 
 /**

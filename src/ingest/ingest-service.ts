@@ -13,7 +13,7 @@ import type { Keyring, ProjectKeys } from "../crypto/keyring.js";
 import { Messages, ServiceError } from "../errors.js";
 import { uuidv7 } from "../ids.js";
 import type { AdmissionCheck } from "../limits/admission.js";
-import type { EventStore, WriteResult } from "../store/events.js";
+import type { EventStore, IdempotencyClaim, NewEvent, WriteResult } from "../store/events.js";
 import type { EventInput } from "../vocabulary/event-input.js";
 import { canonicalHash } from "./canonical-json.js";
 import { eventValidator } from "./event-input.js";
@@ -54,6 +54,64 @@ export interface IngestService {
   createEvent(request: CreateEventRequest): Promise<WriteResult>;
 }
 
+/** An Idempotency-Key as sent: an empty one counts as absent; one too long is refused. */
+export function checkedIdempotencyKey(key: string | undefined): string | undefined {
+  if (key === undefined || key === "") return undefined;
+  if (key.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
+    throw new ServiceError(
+      "bad_request",
+      `Idempotency-Key must be at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`,
+    );
+  }
+  return key;
+}
+
+/**
+ * One event validated, given its id and sealed for the journal of `principal`'s log:
+ * what Create Event and the IngestEvents stream write (without the idempotency claim).
+ * Throws the 422 validation error.
+ */
+export async function journalEvent(
+  keyring: Keyring,
+  principal: KeyPrincipal,
+  body: unknown,
+  receivedAt: Date,
+): Promise<{ input: EventInput; event: Omit<NewEvent, "idempotency"> }> {
+  const { value: input, issues } = eventValidator.validate(body);
+  if (issues.length > 0) {
+    throw new ServiceError("validation", Messages.validationFailed, { issues });
+  }
+  const eventId = uuidv7(receivedAt.getTime());
+  const keys = await keyring.forProject(principal.projectId);
+  const at = { projectId: principal.projectId, environment: principal.environment, eventId };
+  return {
+    input,
+    event: {
+      ...at,
+      occurredAt: input.occurredAt ? new Date(input.occurredAt) : receivedAt,
+      receivedAt,
+      // Sealed with its salt; its blind indexes are derived behind the journal
+      // (log/derive.ts), from these same fields.
+      sealed: await sealInput(keys, at, input),
+    },
+  };
+}
+
+/** The claim an Idempotency-Key makes for `bodyHash`, for the key's lifetime. */
+export function idempotencyClaim(
+  key: string | undefined,
+  bodyHash: Buffer,
+  receivedAt: Date,
+  ttlMs: number,
+): IdempotencyClaim | undefined {
+  if (key === undefined) return undefined;
+  return {
+    keyHash: hash("sha256", key, "buffer"),
+    bodyHash,
+    expiresAt: new Date(receivedAt.getTime() + ttlMs),
+  };
+}
+
 /** Creates the ingest service. */
 export function createIngestService(deps: IngestDeps): IngestService {
   const now = deps.now ?? (() => new Date());
@@ -68,40 +126,13 @@ export function createIngestService(deps: IngestDeps): IngestService {
       if (request.idempotencyKeyRepeated) {
         throw new ServiceError("bad_request", Messages.twoIdempotencyKeys);
       }
-      const idempotencyKey = request.idempotencyKey;
-      if (idempotencyKey !== undefined && idempotencyKey.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
-        throw new ServiceError(
-          "bad_request",
-          `Idempotency-Key must be at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`,
-        );
-      }
+      const idempotencyKey = checkedIdempotencyKey(request.idempotencyKey);
       const body = request.readBody();
-      const { value: input, issues } = eventValidator.validate(body);
-      if (issues.length > 0) {
-        throw new ServiceError("validation", Messages.validationFailed, { issues });
-      }
-
-      const eventId = uuidv7(receivedAt.getTime());
-      const keys = await deps.keyring.forProject(principal.projectId);
-      const at = { projectId: principal.projectId, environment: principal.environment, eventId };
-      // Sealed with its salt; its blind indexes are derived behind the journal
-      // (log/derive.ts), from these same fields.
-      const sealed = await sealInput(keys, at, input);
-
+      const { input, event } = await journalEvent(deps.keyring, principal, body, receivedAt);
       const write = (bodyHash: Buffer) =>
         deps.events.createEvent({
-          ...at,
-          occurredAt: input.occurredAt ? new Date(input.occurredAt) : receivedAt,
-          receivedAt,
-          sealed,
-          idempotency:
-            idempotencyKey === undefined
-              ? undefined
-              : {
-                  keyHash: hash("sha256", idempotencyKey, "buffer"),
-                  bodyHash,
-                  expiresAt: new Date(receivedAt.getTime() + ttlMs),
-                },
+          ...event,
+          idempotency: idempotencyClaim(idempotencyKey, bodyHash, receivedAt, ttlMs),
         });
       let result: WriteResult;
       try {
