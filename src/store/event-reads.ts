@@ -89,29 +89,41 @@ interface Row {
   context: Uint8Array | null;
 }
 
+/** What a read filters on: a log, blind indexes, search tokens, occurredAt bounds. */
+export type EventFilters = Omit<EventPageQuery, "after" | "limit" | "maxBytes">;
+
+/**
+ * Appends the conditions on event_index of `filters` (other than the log's, which the
+ * caller places first) to `where`, and their values to `params`: one definition for every
+ * read (the list's keyset pages, log-reads.ts's log-index ranges).
+ */
+export function addFilterConditions(filters: EventFilters, params: unknown[], where: string[]) {
+  const add = (condition: (n: string) => string, value: unknown) => {
+    params.push(value);
+    where.push(condition(`$${params.length}`));
+  };
+  if (filters.actorIdx) add((n) => `actor_idx = ${n}`, filters.actorIdx);
+  if (filters.entityTypeIdx) add((n) => `entity_type_idx = ${n}`, filters.entityTypeIdx);
+  if (filters.entityIdIdx) add((n) => `entity_id_idx = ${n}`, filters.entityIdIdx);
+  if (filters.actionIdx) {
+    add((n) => `(action_idx = ${n} or legacy_action_idx = ${n})`, filters.actionIdx);
+  }
+  if (filters.tenantIdx) add((n) => `tenant_idx = ${n}`, filters.tenantIdx);
+  if (filters.searchTokens && filters.searchTokens.length > 0) {
+    // As decimal strings: both drivers pass them through to int8[] unchanged.
+    add((n) => `search_tokens @> ${n}::int8[]`, filters.searchTokens.map(String));
+  }
+  if (filters.from) add((n) => `occurred_at >= ${n}`, filters.from);
+  if (filters.to) add((n) => `occurred_at <= ${n}`, filters.to);
+}
+
 /** Creates the reader. */
 export function createEventReader(db: Db): EventReader {
   return {
     async page(query) {
       const params: unknown[] = [query.projectId, query.environment];
       const where = ["project_id = $1", "environment = $2"];
-      const add = (condition: (n: string) => string, value: unknown) => {
-        params.push(value);
-        where.push(condition(`$${params.length}`));
-      };
-      if (query.actorIdx) add((n) => `actor_idx = ${n}`, query.actorIdx);
-      if (query.entityTypeIdx) add((n) => `entity_type_idx = ${n}`, query.entityTypeIdx);
-      if (query.entityIdIdx) add((n) => `entity_id_idx = ${n}`, query.entityIdIdx);
-      if (query.actionIdx) {
-        add((n) => `(action_idx = ${n} or legacy_action_idx = ${n})`, query.actionIdx);
-      }
-      if (query.tenantIdx) add((n) => `tenant_idx = ${n}`, query.tenantIdx);
-      if (query.searchTokens && query.searchTokens.length > 0) {
-        // As decimal strings: both drivers pass them through to int8[] unchanged.
-        add((n) => `search_tokens @> ${n}::int8[]`, query.searchTokens.map(String));
-      }
-      if (query.from) add((n) => `occurred_at >= ${n}`, query.from);
-      if (query.to) add((n) => `occurred_at <= ${n}`, query.to);
+      addFilterConditions(query, params, where);
       if (query.after) {
         params.push(microsToTimestamp(query.after.occurredMicros), query.after.eventId);
         const [at, id] = [`$${params.length - 1}`, `$${params.length}`];

@@ -11,10 +11,10 @@
  * the bound can appear later. Filters are the list's blind indexes (store/event-reads.ts).
  */
 import type { Queryable } from "./db.js";
-import type { EventPageQuery, StoredEventRow } from "./event-reads.js";
+import { addFilterConditions, type EventFilters, type StoredEventRow } from "./event-reads.js";
 
 /** The filters of the list, without its paging. */
-export type LogFilters = Omit<EventPageQuery, "after" | "limit" | "maxBytes">;
+export type LogFilters = EventFilters;
 
 /** One page request in log-index order. */
 export interface LogPageQuery extends LogFilters {
@@ -85,22 +85,7 @@ export function createLogReader(db: Queryable): LogReader {
         "log_index >= $3::int8",
         "log_index < $4::int8",
       ];
-      const add = (condition: (n: string) => string, value: unknown) => {
-        params.push(value);
-        where.push(condition(`$${params.length}`));
-      };
-      if (query.actorIdx) add((n) => `actor_idx = ${n}`, query.actorIdx);
-      if (query.entityTypeIdx) add((n) => `entity_type_idx = ${n}`, query.entityTypeIdx);
-      if (query.entityIdIdx) add((n) => `entity_id_idx = ${n}`, query.entityIdIdx);
-      if (query.actionIdx) {
-        add((n) => `(action_idx = ${n} or legacy_action_idx = ${n})`, query.actionIdx);
-      }
-      if (query.tenantIdx) add((n) => `tenant_idx = ${n}`, query.tenantIdx);
-      if (query.searchTokens && query.searchTokens.length > 0) {
-        add((n) => `search_tokens @> ${n}::int8[]`, query.searchTokens.map(String));
-      }
-      if (query.from) add((n) => `occurred_at >= ${n}`, query.from);
-      if (query.to) add((n) => `occurred_at <= ${n}`, query.to);
+      addFilterConditions(query, params, where);
       params.push(query.limit, query.maxBytes);
       const [limit, maxBytes] = [`$${params.length - 1}`, `$${params.length}`];
       // As in event-reads.ts: a row fits when the page up to it holds at most maxBytes
