@@ -7,6 +7,18 @@
 import type { ConsistencyProof, InclusionProof, ProofSource } from "../tlog/verify.js";
 
 /** A refused or failed request, with the service's own `error` message when it gave one. */
+/** The `error` of a service's JSON error body, or the body's text when it is not one. */
+export async function errorMessage(response: Response): Promise<string> {
+  const text = await response.text();
+  try {
+    const body = JSON.parse(text) as { error?: unknown };
+    if (typeof body.error === "string") return body.error;
+  } catch {
+    // Not JSON: the text itself.
+  }
+  return text;
+}
+
 export class LogClientError extends Error {
   override readonly name = "LogClientError";
   constructor(
@@ -46,14 +58,7 @@ export function createLogClient(baseUrl: string, credential: string): LogClient 
       );
     }
     if (!response.ok) {
-      const text = await response.text();
-      let message = text;
-      try {
-        const body = JSON.parse(text) as { error?: unknown };
-        if (typeof body.error === "string") message = body.error;
-      } catch {
-        // Not JSON: the text itself.
-      }
+      const message = await errorMessage(response);
       throw new LogClientError(response.status, `GET ${path}: ${response.status} ${message}`);
     }
     return response;

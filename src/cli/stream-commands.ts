@@ -19,6 +19,7 @@ import { once } from "node:events";
 import { createWriteStream, type WriteStream } from "node:fs";
 import { readFile, rename, stat, truncate, writeFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
+import { errorMessage } from "./log-client.js";
 
 /** A usage mistake or a refusal that retrying cannot mend: exit code 2. */
 export class StreamCommandError extends Error {}
@@ -85,14 +86,7 @@ async function get(
     ...(signal ? { signal } : {}),
   });
   if (response.ok) return response;
-  const text = await response.text();
-  let message = text;
-  try {
-    const body = JSON.parse(text) as { error?: unknown };
-    if (typeof body.error === "string") message = body.error;
-  } catch {
-    // Not JSON: the text itself.
-  }
+  const message = await errorMessage(response);
   const error = `${new URL(url).pathname}: ${response.status} ${message}`;
   throw response.status >= 400 && response.status < 500 && response.status !== 429
     ? new StreamCommandError(error)

@@ -8,6 +8,7 @@
  * Invariant: an implementation computes exactly SHA-256 (FIPS 180-4) and Ed25519 (RFC 8032,
  * 32-byte seed as the private key, 64-byte signatures); nothing here is configurable.
  */
+import { concatBytes } from "./bytes.js";
 
 /** A value, or a promise of it: what a primitive returns. */
 export type Awaitable<T> = T | Promise<T>;
@@ -56,19 +57,6 @@ const PKCS8_ED25519_PREFIX = new Uint8Array([
   0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20,
 ]);
 
-function concat(parts: Uint8Array[]): Uint8Array {
-  if (parts.length === 1 && parts[0] !== undefined) return parts[0];
-  let length = 0;
-  for (const part of parts) length += part.length;
-  const out = new Uint8Array(length);
-  let offset = 0;
-  for (const part of parts) {
-    out.set(part, offset);
-    offset += part.length;
-  }
-  return out;
-}
-
 function fromBase64Url(text: string): Uint8Array {
   const b64 = text.replaceAll("-", "+").replaceAll("_", "/");
   const binary = atob(b64 + "=".repeat((4 - (b64.length % 4)) % 4));
@@ -90,12 +78,12 @@ export function createWebLogCrypto(
   const ed25519 = { name: "Ed25519" };
   return {
     async sha256(...parts) {
-      return new Uint8Array(await subtle.digest("SHA-256", concat(parts)));
+      return new Uint8Array(await subtle.digest("SHA-256", concatBytes(...parts)));
     },
     async ed25519PublicKey(seed) {
       const key = await subtle.importKey(
         "pkcs8",
-        concat([PKCS8_ED25519_PREFIX, seed]),
+        concatBytes(PKCS8_ED25519_PREFIX, seed),
         ed25519,
         true,
         ["sign"],
@@ -107,7 +95,7 @@ export function createWebLogCrypto(
     async ed25519Sign(seed, message) {
       const key = await subtle.importKey(
         "pkcs8",
-        concat([PKCS8_ED25519_PREFIX, seed]),
+        concatBytes(PKCS8_ED25519_PREFIX, seed),
         ed25519,
         false,
         ["sign"],
