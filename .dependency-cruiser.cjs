@@ -5,7 +5,7 @@
 // count: a type is a dependency too. CommonJS: the package is an ES module, the tool
 // reads its configuration with require().
 
-const DOMAIN = "^src/(ingest|events|admin|log)/";
+const DOMAIN = "^src/(ingest|events|admin|lifecycle|log)/";
 const BELOW_DOMAIN = "^src/(auth|limits|crypto|store)/";
 
 /** @type {import('dependency-cruiser').IConfiguration} */

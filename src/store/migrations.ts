@@ -353,6 +353,63 @@ export const migrations: readonly Migration[] = [
       create index batch_idempotency_keys_by_expiry on batch_idempotency_keys (expires_at);
     `,
   },
+  {
+    // Erasure and its tombstones (docs/lifecycle.md, store/erasure-store.ts). An erased
+    // event loses every row that held or was derived from its content (its journal row in
+    // `events` with the ciphertext and salt, its `event_contexts` row, its `event_index`
+    // row with the blind indexes and search tokens) and keeps, in `event_tombstones`, what
+    // its leaf already shows: its log index, id and receivedAt, with when it was erased.
+    // The tree's tiles are untouched: leaves never held content. `erasures` records each
+    // erasure request (who, when, selector, counts) apart from the events it erases; its
+    // actor or tenant selector is kept only as the blind index it matches with and sealed
+    // under the project's data key, never in plaintext.
+    version: 10,
+    name: "erasure: tombstones and erasure records",
+    sql: `
+      create table event_tombstones (
+        project_id uuid not null,
+        environment text not null,
+        log_index bigint not null,
+        id uuid not null,
+        received_at timestamptz not null,
+        erased_at timestamptz not null,
+        -- The erasure record that made it (null when retention expired it).
+        erasure_id uuid,
+        primary key (project_id, environment, log_index)
+      );
+      -- An inclusion proof, or an erasure by ids, finds a tombstone by its event id.
+      create index event_tombstones_by_id on event_tombstones (project_id, environment, id);
+
+      create table erasures (
+        id uuid primary key,
+        project_id uuid not null references projects (id) on delete cascade,
+        environment text not null check (environment in ('test', 'live')),
+        selector text not null check (selector in ('event_ids', 'actor_id', 'tenant_id', 'retention')),
+        -- selector 'event_ids': the ids asked for.
+        event_ids uuid[],
+        -- selector 'actor_id' / 'tenant_id': the value's blind index (what event_index
+        -- holds), and the value sealed under the project's data key (to show it back).
+        match_idx bytea,
+        sealed_value bytea,
+        key_version int,
+        -- selector 'retention': events received before this instant.
+        received_before timestamptz,
+        requested_by text not null,
+        requested_at timestamptz not null default now(),
+        -- The journal's head when the request was recorded: only events at or before it
+        -- in (xid, id) order (acknowledged before the call) are erased, even on resume.
+        bound_xid xid8 not null,
+        bound_id uuid not null,
+        status text not null default 'pending' check (status in ('pending', 'done')),
+        -- Null until counted (after the log is integrated up to the bound).
+        matched bigint,
+        erased bigint not null default 0,
+        completed_at timestamptz
+      );
+      create index erasures_by_project on erasures (project_id, requested_at desc);
+      create index erasures_pending on erasures (requested_at) where status = 'pending';
+    `,
+  },
 ];
 
 // An arbitrary constant: instances starting together migrate one at a time.
