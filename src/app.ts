@@ -37,6 +37,7 @@ import { createLogWaker } from "./events/log-wake.js";
 import { createTokenService } from "./events/token-service.js";
 import { createBulkIngestService } from "./ingest/bulk-ingest.js";
 import { createIngestService } from "./ingest/ingest-service.js";
+import { createRetentionService } from "./lifecycle/retention-service.js";
 import { createLimits } from "./limits/limits.js";
 import { createIntegrator } from "./log/integrator.js";
 import { createReadYourWrites } from "./log/read-your-writes.js";
@@ -284,6 +285,7 @@ export async function createApp(
     ),
     ...adminOperations(
       createAdminService({ projects, keyring, authenticator, db, signing: logSigning }),
+      { retention: createRetentionService({ db, projects }) },
       createAdminTokenGuard(secrets.adminToken),
     ),
   ]);

@@ -28,6 +28,9 @@ Commands:
   project list                                     list projects
   project set-plan <projectId> <free|start|pro>    change a project's plan (takes effect at once)
   project rotate-key <projectId>                   rotate the project's data key
+  project set-retention <projectId> <days> [--env test|live]
+                                                   keep events <days> after receipt (0: for
+                                                   ever; without --env: both environments)
   key create <projectId> [--env test|live]         create an API key (the secret is shown once)
   key list <projectId>                             list a project's API keys
   key revoke <keyId>                               revoke a key (403 from then on)
@@ -106,6 +109,21 @@ async function main(argv: string[]): Promise<void> {
       const { project } = await client.setProjectPlan({
         projectId: arg(0, "projectId"),
         plan: choose(PLANS, arg(1, "plan"), "plan"),
+      });
+      if (project) print(describeProject(project), toJson(ProjectSchema, project));
+      return;
+    }
+    case "project set-retention": {
+      const days = arg(1, "days");
+      if (!/^-?\d+$/.test(days)) throw new UsageError("<days> must be a whole number");
+      const { project } = await client.setRetention({
+        projectId: arg(0, "projectId"),
+        environment:
+          values.env === undefined
+            ? Environment.UNSPECIFIED
+            : choose(ENVIRONMENTS, values.env, "--env"),
+        // Out of int32's range, sent as its end: the service refuses it with its message.
+        retentionDays: Math.max(-(2 ** 31), Math.min(2 ** 31 - 1, Number(days))),
       });
       if (project) print(describeProject(project), toJson(ProjectSchema, project));
       return;
@@ -189,7 +207,13 @@ async function tokenFromDataDir(values: { "data-dir"?: string | undefined }) {
 
 function describeProject(project: Project): string {
   const plan = Plan[project.plan]?.toLowerCase() ?? "unknown";
-  return `${project.id}  ${project.name}  plan=${plan}  created=${project.createdAt}  dataKey=v${project.keyVersion}`;
+  const retention = project.retention
+    .map((each) => {
+      const env = Environment[each.environment]?.toLowerCase() ?? "unknown";
+      return `retention.${env}=${each.retentionDays === 0 ? "forever" : `${each.retentionDays}d`}`;
+    })
+    .join("  ");
+  return `${project.id}  ${project.name}  plan=${plan}  created=${project.createdAt}  dataKey=v${project.keyVersion}  ${retention}`;
 }
 
 function describeKey(key: ApiKey): string {

@@ -25,6 +25,7 @@ import {
   Plan,
   type Project,
   ProjectSchema,
+  RetentionSchema,
   RetireApiKeyRequestSchema,
   RetireApiKeyResponseSchema,
   RevokeApiKeyRequestSchema,
@@ -33,12 +34,15 @@ import {
   RotateProjectKeyResponseSchema,
   SetProjectPlanRequestSchema,
   SetProjectPlanResponseSchema,
+  SetRetentionRequestSchema,
+  SetRetentionResponseSchema,
 } from "../../gen/audit/v1/admin_pb.js";
 import type { AdminService as Admin } from "../admin/admin-service.js";
 import type { AdminTokenGuard } from "../auth/admin-token.js";
 import { bearerOf, unambiguous } from "../auth/credentials.js";
 import { ServiceError } from "../errors.js";
 import { isUuid } from "../ids.js";
+import type { RetentionService } from "../lifecycle/retention-service.js";
 import type { ApiKeyRecord, ProjectRecord } from "../store/projects.js";
 import { isStorableText } from "../vocabulary/storable-text.js";
 import type { EnvironmentName, PlanName } from "../vocabulary/tenancy.js";
@@ -69,6 +73,16 @@ export function projectMessage(project: ProjectRecord): Project {
     plan: PLANS[project.plan],
     createdAt: project.createdAt.toISOString(),
     keyVersion: project.keyVersion,
+    retention: [
+      create(RetentionSchema, {
+        environment: Environment.TEST,
+        retentionDays: project.retention.test,
+      }),
+      create(RetentionSchema, {
+        environment: Environment.LIVE,
+        retentionDays: project.retention.live,
+      }),
+    ],
   });
 }
 
@@ -128,8 +142,17 @@ function environmentName(environment: Environment): EnvironmentName {
   return name;
 }
 
+/** The data-lifecycle rules AdminService serves besides its own (lifecycle/). */
+export interface LifecycleRules {
+  retention: RetentionService;
+}
+
 /** The operations of AdminService, each behind the admin token. */
-export function adminOperations(admin: Admin, guard: AdminTokenGuard): Operations {
+export function adminOperations(
+  admin: Admin,
+  lifecycle: LifecycleRules,
+  guard: AdminTokenGuard,
+): Operations {
   const m = AdminService.method;
   const operations: [(typeof m)[keyof typeof m], Operation][] = [
     [
@@ -236,6 +259,26 @@ export function adminOperations(admin: Admin, guard: AdminTokenGuard): Operation
         const environment = environmentName(request.environment);
         const verifierKey = await admin.logVerifierKey(projectId(request.projectId), environment);
         return { message: create(GetLogVerifierKeyResponseSchema, { verifierKey }) };
+      },
+    ],
+    [
+      m.setRetention,
+      async (call) => {
+        const request = decodeRequest(SetRetentionRequestSchema, call);
+        const id = projectId(request.projectId);
+        // Unset: both environments; any other value must name one.
+        const environment =
+          request.environment === Environment.UNSPECIFIED
+            ? undefined
+            : environmentName(request.environment);
+        const project = await lifecycle.retention.setRetention(
+          id,
+          environment,
+          request.retentionDays,
+        );
+        return {
+          message: create(SetRetentionResponseSchema, { project: projectMessage(project) }),
+        };
       },
     ],
   ];

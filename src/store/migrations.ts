@@ -410,6 +410,21 @@ export const migrations: readonly Migration[] = [
       create index erasures_pending on erasures (requested_at) where status = 'pending';
     `,
   },
+  {
+    // How long each log keeps its events (docs/lifecycle.md, "Retention"): a row per log
+    // whose retention was set; none means 0, kept for ever.
+    version: 11,
+    name: "retention per log",
+    sql: `
+      create table log_retention (
+        project_id uuid not null references projects (id) on delete cascade,
+        environment text not null check (environment in ('test', 'live')),
+        retention_days int not null check (retention_days between 0 and 36500),
+        changed_at timestamptz not null default now(),
+        primary key (project_id, environment)
+      );
+    `,
+  },
 ];
 
 // An arbitrary constant: instances starting together migrate one at a time.

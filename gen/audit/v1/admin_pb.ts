@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file audit/v1/admin.proto.
  */
 export const file_audit_v1_admin: GenFile = /*@__PURE__*/
-  fileDesc("ChRhdWRpdC92MS9hZG1pbi5wcm90bxIIYXVkaXQudjEiagoHUHJvamVjdBIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhwKBHBsYW4YAyABKA4yDi5hdWRpdC52MS5QbGFuEhIKCmNyZWF0ZWRfYXQYBCABKAkSEwoLa2V5X3ZlcnNpb24YBSABKAUi1gEKBkFwaUtleRIKCgJpZBgBIAEoCRISCgpwcm9qZWN0X2lkGAIgASgJEioKC2Vudmlyb25tZW50GAMgASgOMhUuYXVkaXQudjEuRW52aXJvbm1lbnQSJgoGc3RhdHVzGAQgASgOMhYuYXVkaXQudjEuQXBpS2V5U3RhdHVzEg4KBnByZWZpeBgFIAEoCRISCgpjcmVhdGVkX2F0GAYgASgJEh4KEXN0YXR1c19jaGFuZ2VkX2F0GAcgASgJSACIAQFCFAoSX3N0YXR1c19jaGFuZ2VkX2F0IkIKFENyZWF0ZVByb2plY3RSZXF1ZXN0EgwKBG5hbWUYASABKAkSHAoEcGxhbhgCIAEoDjIOLmF1ZGl0LnYxLlBsYW4iOwoVQ3JlYXRlUHJvamVjdFJlc3BvbnNlEiIKB3Byb2plY3QYASABKAsyES5hdWRpdC52MS5Qcm9qZWN0IhUKE0xpc3RQcm9qZWN0c1JlcXVlc3QiOwoUTGlzdFByb2plY3RzUmVzcG9uc2USIwoIcHJvamVjdHMYASADKAsyES5hdWRpdC52MS5Qcm9qZWN0IkkKFVNldFByb2plY3RQbGFuUmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgJEhwKBHBsYW4YAiABKA4yDi5hdWRpdC52MS5QbGFuIjwKFlNldFByb2plY3RQbGFuUmVzcG9uc2USIgoHcHJvamVjdBgBIAEoCzIRLmF1ZGl0LnYxLlByb2plY3QiVQoTQ3JlYXRlQXBpS2V5UmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgJEioKC2Vudmlyb25tZW50GAIgASgOMhUuYXVkaXQudjEuRW52aXJvbm1lbnQiSQoUQ3JlYXRlQXBpS2V5UmVzcG9uc2USIQoHYXBpX2tleRgBIAEoCzIQLmF1ZGl0LnYxLkFwaUtleRIOCgZzZWNyZXQYAiABKAkiKAoSTGlzdEFwaUtleXNSZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkiOQoTTGlzdEFwaUtleXNSZXNwb25zZRIiCghhcGlfa2V5cxgBIAMoCzIQLmF1ZGl0LnYxLkFwaUtleSIhChNSZXZva2VBcGlLZXlSZXF1ZXN0EgoKAmlkGAEgASgJIjkKFFJldm9rZUFwaUtleVJlc3BvbnNlEiEKB2FwaV9rZXkYASABKAsyEC5hdWRpdC52MS5BcGlLZXkiIQoTUmV0aXJlQXBpS2V5UmVxdWVzdBIKCgJpZBgBIAEoCSI5ChRSZXRpcmVBcGlLZXlSZXNwb25zZRIhCgdhcGlfa2V5GAEgASgLMhAuYXVkaXQudjEuQXBpS2V5Ii0KF1JvdGF0ZVByb2plY3RLZXlSZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkiPgoYUm90YXRlUHJvamVjdEtleVJlc3BvbnNlEiIKB3Byb2plY3QYASABKAsyES5hdWRpdC52MS5Qcm9qZWN0IlcKFUdldExvZ1Bvc2l0aW9uUmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgJEioKC2Vudmlyb25tZW50GAIgASgOMhUuYXVkaXQudjEuRW52aXJvbm1lbnQifQoWR2V0TG9nUG9zaXRpb25SZXNwb25zZRIMCgRoZWFkGAEgASgEEhIKCmludGVncmF0ZWQYAiABKAQSEwoLbGFnX3NlY29uZHMYAyABKAESGgoNaW50ZWdyYXRlZF9hdBgEIAEoCUgAiAEBQhAKDl9pbnRlZ3JhdGVkX2F0IloKGEdldExvZ1ZlcmlmaWVyS2V5UmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgJEioKC2Vudmlyb25tZW50GAIgASgOMhUuYXVkaXQudjEuRW52aXJvbm1lbnQiMQoZR2V0TG9nVmVyaWZpZXJLZXlSZXNwb25zZRIUCgx2ZXJpZmllcl9rZXkYASABKAkqSQoEUGxhbhIUChBQTEFOX1VOU1BFQ0lGSUVEEAASDQoJUExBTl9GUkVFEAESDgoKUExBTl9TVEFSVBACEgwKCFBMQU5fUFJPEAMqVgoLRW52aXJvbm1lbnQSGwoXRU5WSVJPTk1FTlRfVU5TUEVDSUZJRUQQABIUChBFTlZJUk9OTUVOVF9URVNUEAESFAoQRU5WSVJPTk1FTlRfTElWRRACKoEBCgxBcGlLZXlTdGF0dXMSHgoaQVBJX0tFWV9TVEFUVVNfVU5TUEVDSUZJRUQQABIZChVBUElfS0VZX1NUQVRVU19BQ1RJVkUQARIaChZBUElfS0VZX1NUQVRVU19SRVZPS0VEEAISGgoWQVBJX0tFWV9TVEFUVVNfUkVUSVJFRBADMssGCgxBZG1pblNlcnZpY2USUAoNQ3JlYXRlUHJvamVjdBIeLmF1ZGl0LnYxLkNyZWF0ZVByb2plY3RSZXF1ZXN0Gh8uYXVkaXQudjEuQ3JlYXRlUHJvamVjdFJlc3BvbnNlEk0KDExpc3RQcm9qZWN0cxIdLmF1ZGl0LnYxLkxpc3RQcm9qZWN0c1JlcXVlc3QaHi5hdWRpdC52MS5MaXN0UHJvamVjdHNSZXNwb25zZRJTCg5TZXRQcm9qZWN0UGxhbhIfLmF1ZGl0LnYxLlNldFByb2plY3RQbGFuUmVxdWVzdBogLmF1ZGl0LnYxLlNldFByb2plY3RQbGFuUmVzcG9uc2USTQoMQ3JlYXRlQXBpS2V5Eh0uYXVkaXQudjEuQ3JlYXRlQXBpS2V5UmVxdWVzdBoeLmF1ZGl0LnYxLkNyZWF0ZUFwaUtleVJlc3BvbnNlEkoKC0xpc3RBcGlLZXlzEhwuYXVkaXQudjEuTGlzdEFwaUtleXNSZXF1ZXN0Gh0uYXVkaXQudjEuTGlzdEFwaUtleXNSZXNwb25zZRJNCgxSZXZva2VBcGlLZXkSHS5hdWRpdC52MS5SZXZva2VBcGlLZXlSZXF1ZXN0Gh4uYXVkaXQudjEuUmV2b2tlQXBpS2V5UmVzcG9uc2USTQoMUmV0aXJlQXBpS2V5Eh0uYXVkaXQudjEuUmV0aXJlQXBpS2V5UmVxdWVzdBoeLmF1ZGl0LnYxLlJldGlyZUFwaUtleVJlc3BvbnNlElkKEFJvdGF0ZVByb2plY3RLZXkSIS5hdWRpdC52MS5Sb3RhdGVQcm9qZWN0S2V5UmVxdWVzdBoiLmF1ZGl0LnYxLlJvdGF0ZVByb2plY3RLZXlSZXNwb25zZRJTCg5HZXRMb2dQb3NpdGlvbhIfLmF1ZGl0LnYxLkdldExvZ1Bvc2l0aW9uUmVxdWVzdBogLmF1ZGl0LnYxLkdldExvZ1Bvc2l0aW9uUmVzcG9uc2USXAoRR2V0TG9nVmVyaWZpZXJLZXkSIi5hdWRpdC52MS5HZXRMb2dWZXJpZmllcktleVJlcXVlc3QaIy5hdWRpdC52MS5HZXRMb2dWZXJpZmllcktleVJlc3BvbnNlQmEKGWNvbS5hdWRpdHNlcnZpY2UuYXVkaXQudjFCCkFkbWluUHJvdG9QAVorYXVkaXQtZXZlbnQtc2VydmljZS9nZW4vZ28vYXVkaXQvdjE7YXVkaXR2MaoCCEF1ZGl0LlYxYgZwcm90bzM");
+  fileDesc("ChRhdWRpdC92MS9hZG1pbi5wcm90bxIIYXVkaXQudjEikgEKB1Byb2plY3QSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIcCgRwbGFuGAMgASgOMg4uYXVkaXQudjEuUGxhbhISCgpjcmVhdGVkX2F0GAQgASgJEhMKC2tleV92ZXJzaW9uGAUgASgFEiYKCXJldGVudGlvbhgGIAMoCzITLmF1ZGl0LnYxLlJldGVudGlvbiJPCglSZXRlbnRpb24SKgoLZW52aXJvbm1lbnQYASABKA4yFS5hdWRpdC52MS5FbnZpcm9ubWVudBIWCg5yZXRlbnRpb25fZGF5cxgCIAEoDSLWAQoGQXBpS2V5EgoKAmlkGAEgASgJEhIKCnByb2plY3RfaWQYAiABKAkSKgoLZW52aXJvbm1lbnQYAyABKA4yFS5hdWRpdC52MS5FbnZpcm9ubWVudBImCgZzdGF0dXMYBCABKA4yFi5hdWRpdC52MS5BcGlLZXlTdGF0dXMSDgoGcHJlZml4GAUgASgJEhIKCmNyZWF0ZWRfYXQYBiABKAkSHgoRc3RhdHVzX2NoYW5nZWRfYXQYByABKAlIAIgBAUIUChJfc3RhdHVzX2NoYW5nZWRfYXQiQgoUQ3JlYXRlUHJvamVjdFJlcXVlc3QSDAoEbmFtZRgBIAEoCRIcCgRwbGFuGAIgASgOMg4uYXVkaXQudjEuUGxhbiI7ChVDcmVhdGVQcm9qZWN0UmVzcG9uc2USIgoHcHJvamVjdBgBIAEoCzIRLmF1ZGl0LnYxLlByb2plY3QiFQoTTGlzdFByb2plY3RzUmVxdWVzdCI7ChRMaXN0UHJvamVjdHNSZXNwb25zZRIjCghwcm9qZWN0cxgBIAMoCzIRLmF1ZGl0LnYxLlByb2plY3QiSQoVU2V0UHJvamVjdFBsYW5SZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkSHAoEcGxhbhgCIAEoDjIOLmF1ZGl0LnYxLlBsYW4iPAoWU2V0UHJvamVjdFBsYW5SZXNwb25zZRIiCgdwcm9qZWN0GAEgASgLMhEuYXVkaXQudjEuUHJvamVjdCJVChNDcmVhdGVBcGlLZXlSZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkSKgoLZW52aXJvbm1lbnQYAiABKA4yFS5hdWRpdC52MS5FbnZpcm9ubWVudCJJChRDcmVhdGVBcGlLZXlSZXNwb25zZRIhCgdhcGlfa2V5GAEgASgLMhAuYXVkaXQudjEuQXBpS2V5Eg4KBnNlY3JldBgCIAEoCSIoChJMaXN0QXBpS2V5c1JlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCSI5ChNMaXN0QXBpS2V5c1Jlc3BvbnNlEiIKCGFwaV9rZXlzGAEgAygLMhAuYXVkaXQudjEuQXBpS2V5IiEKE1Jldm9rZUFwaUtleVJlcXVlc3QSCgoCaWQYASABKAkiOQoUUmV2b2tlQXBpS2V5UmVzcG9uc2USIQoHYXBpX2tleRgBIAEoCzIQLmF1ZGl0LnYxLkFwaUtleSIhChNSZXRpcmVBcGlLZXlSZXF1ZXN0EgoKAmlkGAEgASgJIjkKFFJldGlyZUFwaUtleVJlc3BvbnNlEiEKB2FwaV9rZXkYASABKAsyEC5hdWRpdC52MS5BcGlLZXkiLQoXUm90YXRlUHJvamVjdEtleVJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCSI+ChhSb3RhdGVQcm9qZWN0S2V5UmVzcG9uc2USIgoHcHJvamVjdBgBIAEoCzIRLmF1ZGl0LnYxLlByb2plY3QiVwoVR2V0TG9nUG9zaXRpb25SZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkSKgoLZW52aXJvbm1lbnQYAiABKA4yFS5hdWRpdC52MS5FbnZpcm9ubWVudCJ9ChZHZXRMb2dQb3NpdGlvblJlc3BvbnNlEgwKBGhlYWQYASABKAQSEgoKaW50ZWdyYXRlZBgCIAEoBBITCgtsYWdfc2Vjb25kcxgDIAEoARIaCg1pbnRlZ3JhdGVkX2F0GAQgASgJSACIAQFCEAoOX2ludGVncmF0ZWRfYXQiWgoYR2V0TG9nVmVyaWZpZXJLZXlSZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkSKgoLZW52aXJvbm1lbnQYAiABKA4yFS5hdWRpdC52MS5FbnZpcm9ubWVudCIxChlHZXRMb2dWZXJpZmllcktleVJlc3BvbnNlEhQKDHZlcmlmaWVyX2tleRgBIAEoCSJtChNTZXRSZXRlbnRpb25SZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkSKgoLZW52aXJvbm1lbnQYAiABKA4yFS5hdWRpdC52MS5FbnZpcm9ubWVudBIWCg5yZXRlbnRpb25fZGF5cxgDIAEoBSI6ChRTZXRSZXRlbnRpb25SZXNwb25zZRIiCgdwcm9qZWN0GAEgASgLMhEuYXVkaXQudjEuUHJvamVjdCpJCgRQbGFuEhQKEFBMQU5fVU5TUEVDSUZJRUQQABINCglQTEFOX0ZSRUUQARIOCgpQTEFOX1NUQVJUEAISDAoIUExBTl9QUk8QAypWCgtFbnZpcm9ubWVudBIbChdFTlZJUk9OTUVOVF9VTlNQRUNJRklFRBAAEhQKEEVOVklST05NRU5UX1RFU1QQARIUChBFTlZJUk9OTUVOVF9MSVZFEAIqgQEKDEFwaUtleVN0YXR1cxIeChpBUElfS0VZX1NUQVRVU19VTlNQRUNJRklFRBAAEhkKFUFQSV9LRVlfU1RBVFVTX0FDVElWRRABEhoKFkFQSV9LRVlfU1RBVFVTX1JFVk9LRUQQAhIaChZBUElfS0VZX1NUQVRVU19SRVRJUkVEEAMymgcKDEFkbWluU2VydmljZRJQCg1DcmVhdGVQcm9qZWN0Eh4uYXVkaXQudjEuQ3JlYXRlUHJvamVjdFJlcXVlc3QaHy5hdWRpdC52MS5DcmVhdGVQcm9qZWN0UmVzcG9uc2USTQoMTGlzdFByb2plY3RzEh0uYXVkaXQudjEuTGlzdFByb2plY3RzUmVxdWVzdBoeLmF1ZGl0LnYxLkxpc3RQcm9qZWN0c1Jlc3BvbnNlElMKDlNldFByb2plY3RQbGFuEh8uYXVkaXQudjEuU2V0UHJvamVjdFBsYW5SZXF1ZXN0GiAuYXVkaXQudjEuU2V0UHJvamVjdFBsYW5SZXNwb25zZRJNCgxDcmVhdGVBcGlLZXkSHS5hdWRpdC52MS5DcmVhdGVBcGlLZXlSZXF1ZXN0Gh4uYXVkaXQudjEuQ3JlYXRlQXBpS2V5UmVzcG9uc2USSgoLTGlzdEFwaUtleXMSHC5hdWRpdC52MS5MaXN0QXBpS2V5c1JlcXVlc3QaHS5hdWRpdC52MS5MaXN0QXBpS2V5c1Jlc3BvbnNlEk0KDFJldm9rZUFwaUtleRIdLmF1ZGl0LnYxLlJldm9rZUFwaUtleVJlcXVlc3QaHi5hdWRpdC52MS5SZXZva2VBcGlLZXlSZXNwb25zZRJNCgxSZXRpcmVBcGlLZXkSHS5hdWRpdC52MS5SZXRpcmVBcGlLZXlSZXF1ZXN0Gh4uYXVkaXQudjEuUmV0aXJlQXBpS2V5UmVzcG9uc2USWQoQUm90YXRlUHJvamVjdEtleRIhLmF1ZGl0LnYxLlJvdGF0ZVByb2plY3RLZXlSZXF1ZXN0GiIuYXVkaXQudjEuUm90YXRlUHJvamVjdEtleVJlc3BvbnNlElMKDkdldExvZ1Bvc2l0aW9uEh8uYXVkaXQudjEuR2V0TG9nUG9zaXRpb25SZXF1ZXN0GiAuYXVkaXQudjEuR2V0TG9nUG9zaXRpb25SZXNwb25zZRJcChFHZXRMb2dWZXJpZmllcktleRIiLmF1ZGl0LnYxLkdldExvZ1ZlcmlmaWVyS2V5UmVxdWVzdBojLmF1ZGl0LnYxLkdldExvZ1ZlcmlmaWVyS2V5UmVzcG9uc2USTQoMU2V0UmV0ZW50aW9uEh0uYXVkaXQudjEuU2V0UmV0ZW50aW9uUmVxdWVzdBoeLmF1ZGl0LnYxLlNldFJldGVudGlvblJlc3BvbnNlQmEKGWNvbS5hdWRpdHNlcnZpY2UuYXVkaXQudjFCCkFkbWluUHJvdG9QAVorYXVkaXQtZXZlbnQtc2VydmljZS9nZW4vZ28vYXVkaXQvdjE7YXVkaXR2MaoCCEF1ZGl0LlYxYgZwcm90bzM");
 
 /**
  * @generated from message audit.v1.Project
@@ -42,6 +42,13 @@ export type Project = Message<"audit.v1.Project"> & {
    * @generated from field: int32 key_version = 5;
    */
   keyVersion: number;
+
+  /**
+   * How long each environment keeps its events: always both, test then live.
+   *
+   * @generated from field: repeated audit.v1.Retention retention = 6;
+   */
+  retention: Retention[];
 };
 
 /**
@@ -50,6 +57,32 @@ export type Project = Message<"audit.v1.Project"> & {
  */
 export const ProjectSchema: GenMessage<Project> = /*@__PURE__*/
   messageDesc(file_audit_v1_admin, 0);
+
+/**
+ * How long one environment of a project keeps its events (docs/lifecycle.md).
+ *
+ * @generated from message audit.v1.Retention
+ */
+export type Retention = Message<"audit.v1.Retention"> & {
+  /**
+   * @generated from field: audit.v1.Environment environment = 1;
+   */
+  environment: Environment;
+
+  /**
+   * Days after an event's receivedAt before it expires; 0: kept for ever (the default).
+   *
+   * @generated from field: uint32 retention_days = 2;
+   */
+  retentionDays: number;
+};
+
+/**
+ * Describes the message audit.v1.Retention.
+ * Use `create(RetentionSchema)` to create a new message.
+ */
+export const RetentionSchema: GenMessage<Retention> = /*@__PURE__*/
+  messageDesc(file_audit_v1_admin, 1);
 
 /**
  * @generated from message audit.v1.ApiKey
@@ -98,7 +131,7 @@ export type ApiKey = Message<"audit.v1.ApiKey"> & {
  * Use `create(ApiKeySchema)` to create a new message.
  */
 export const ApiKeySchema: GenMessage<ApiKey> = /*@__PURE__*/
-  messageDesc(file_audit_v1_admin, 1);
+  messageDesc(file_audit_v1_admin, 2);
 
 /**
  * @generated from message audit.v1.CreateProjectRequest
@@ -122,7 +155,7 @@ export type CreateProjectRequest = Message<"audit.v1.CreateProjectRequest"> & {
  * Use `create(CreateProjectRequestSchema)` to create a new message.
  */
 export const CreateProjectRequestSchema: GenMessage<CreateProjectRequest> = /*@__PURE__*/
-  messageDesc(file_audit_v1_admin, 2);
+  messageDesc(file_audit_v1_admin, 3);
 
 /**
  * @generated from message audit.v1.CreateProjectResponse
@@ -139,7 +172,7 @@ export type CreateProjectResponse = Message<"audit.v1.CreateProjectResponse"> & 
  * Use `create(CreateProjectResponseSchema)` to create a new message.
  */
 export const CreateProjectResponseSchema: GenMessage<CreateProjectResponse> = /*@__PURE__*/
-  messageDesc(file_audit_v1_admin, 3);
+  messageDesc(file_audit_v1_admin, 4);
 
 /**
  * @generated from message audit.v1.ListProjectsRequest
@@ -152,7 +185,7 @@ export type ListProjectsRequest = Message<"audit.v1.ListProjectsRequest"> & {
  * Use `create(ListProjectsRequestSchema)` to create a new message.
  */
 export const ListProjectsRequestSchema: GenMessage<ListProjectsRequest> = /*@__PURE__*/
-  messageDesc(file_audit_v1_admin, 4);
+  messageDesc(file_audit_v1_admin, 5);
 
 /**
  * @generated from message audit.v1.ListProjectsResponse
@@ -169,7 +202,7 @@ export type ListProjectsResponse = Message<"audit.v1.ListProjectsResponse"> & {
  * Use `create(ListProjectsResponseSchema)` to create a new message.
  */
 export const ListProjectsResponseSchema: GenMessage<ListProjectsResponse> = /*@__PURE__*/
-  messageDesc(file_audit_v1_admin, 5);
+  messageDesc(file_audit_v1_admin, 6);
 
 /**
  * @generated from message audit.v1.SetProjectPlanRequest
@@ -191,7 +224,7 @@ export type SetProjectPlanRequest = Message<"audit.v1.SetProjectPlanRequest"> & 
  * Use `create(SetProjectPlanRequestSchema)` to create a new message.
  */
 export const SetProjectPlanRequestSchema: GenMessage<SetProjectPlanRequest> = /*@__PURE__*/
-  messageDesc(file_audit_v1_admin, 6);
+  messageDesc(file_audit_v1_admin, 7);
 
 /**
  * @generated from message audit.v1.SetProjectPlanResponse
@@ -208,7 +241,7 @@ export type SetProjectPlanResponse = Message<"audit.v1.SetProjectPlanResponse"> 
  * Use `create(SetProjectPlanResponseSchema)` to create a new message.
  */
 export const SetProjectPlanResponseSchema: GenMessage<SetProjectPlanResponse> = /*@__PURE__*/
-  messageDesc(file_audit_v1_admin, 7);
+  messageDesc(file_audit_v1_admin, 8);
 
 /**
  * @generated from message audit.v1.CreateApiKeyRequest
@@ -230,7 +263,7 @@ export type CreateApiKeyRequest = Message<"audit.v1.CreateApiKeyRequest"> & {
  * Use `create(CreateApiKeyRequestSchema)` to create a new message.
  */
 export const CreateApiKeyRequestSchema: GenMessage<CreateApiKeyRequest> = /*@__PURE__*/
-  messageDesc(file_audit_v1_admin, 8);
+  messageDesc(file_audit_v1_admin, 9);
 
 /**
  * @generated from message audit.v1.CreateApiKeyResponse
@@ -254,7 +287,7 @@ export type CreateApiKeyResponse = Message<"audit.v1.CreateApiKeyResponse"> & {
  * Use `create(CreateApiKeyResponseSchema)` to create a new message.
  */
 export const CreateApiKeyResponseSchema: GenMessage<CreateApiKeyResponse> = /*@__PURE__*/
-  messageDesc(file_audit_v1_admin, 9);
+  messageDesc(file_audit_v1_admin, 10);
 
 /**
  * @generated from message audit.v1.ListApiKeysRequest
@@ -271,7 +304,7 @@ export type ListApiKeysRequest = Message<"audit.v1.ListApiKeysRequest"> & {
  * Use `create(ListApiKeysRequestSchema)` to create a new message.
  */
 export const ListApiKeysRequestSchema: GenMessage<ListApiKeysRequest> = /*@__PURE__*/
-  messageDesc(file_audit_v1_admin, 10);
+  messageDesc(file_audit_v1_admin, 11);
 
 /**
  * @generated from message audit.v1.ListApiKeysResponse
@@ -288,7 +321,7 @@ export type ListApiKeysResponse = Message<"audit.v1.ListApiKeysResponse"> & {
  * Use `create(ListApiKeysResponseSchema)` to create a new message.
  */
 export const ListApiKeysResponseSchema: GenMessage<ListApiKeysResponse> = /*@__PURE__*/
-  messageDesc(file_audit_v1_admin, 11);
+  messageDesc(file_audit_v1_admin, 12);
 
 /**
  * @generated from message audit.v1.RevokeApiKeyRequest
@@ -305,7 +338,7 @@ export type RevokeApiKeyRequest = Message<"audit.v1.RevokeApiKeyRequest"> & {
  * Use `create(RevokeApiKeyRequestSchema)` to create a new message.
  */
 export const RevokeApiKeyRequestSchema: GenMessage<RevokeApiKeyRequest> = /*@__PURE__*/
-  messageDesc(file_audit_v1_admin, 12);
+  messageDesc(file_audit_v1_admin, 13);
 
 /**
  * @generated from message audit.v1.RevokeApiKeyResponse
@@ -322,7 +355,7 @@ export type RevokeApiKeyResponse = Message<"audit.v1.RevokeApiKeyResponse"> & {
  * Use `create(RevokeApiKeyResponseSchema)` to create a new message.
  */
 export const RevokeApiKeyResponseSchema: GenMessage<RevokeApiKeyResponse> = /*@__PURE__*/
-  messageDesc(file_audit_v1_admin, 13);
+  messageDesc(file_audit_v1_admin, 14);
 
 /**
  * @generated from message audit.v1.RetireApiKeyRequest
@@ -339,7 +372,7 @@ export type RetireApiKeyRequest = Message<"audit.v1.RetireApiKeyRequest"> & {
  * Use `create(RetireApiKeyRequestSchema)` to create a new message.
  */
 export const RetireApiKeyRequestSchema: GenMessage<RetireApiKeyRequest> = /*@__PURE__*/
-  messageDesc(file_audit_v1_admin, 14);
+  messageDesc(file_audit_v1_admin, 15);
 
 /**
  * @generated from message audit.v1.RetireApiKeyResponse
@@ -356,7 +389,7 @@ export type RetireApiKeyResponse = Message<"audit.v1.RetireApiKeyResponse"> & {
  * Use `create(RetireApiKeyResponseSchema)` to create a new message.
  */
 export const RetireApiKeyResponseSchema: GenMessage<RetireApiKeyResponse> = /*@__PURE__*/
-  messageDesc(file_audit_v1_admin, 15);
+  messageDesc(file_audit_v1_admin, 16);
 
 /**
  * @generated from message audit.v1.RotateProjectKeyRequest
@@ -373,7 +406,7 @@ export type RotateProjectKeyRequest = Message<"audit.v1.RotateProjectKeyRequest"
  * Use `create(RotateProjectKeyRequestSchema)` to create a new message.
  */
 export const RotateProjectKeyRequestSchema: GenMessage<RotateProjectKeyRequest> = /*@__PURE__*/
-  messageDesc(file_audit_v1_admin, 16);
+  messageDesc(file_audit_v1_admin, 17);
 
 /**
  * @generated from message audit.v1.RotateProjectKeyResponse
@@ -390,7 +423,7 @@ export type RotateProjectKeyResponse = Message<"audit.v1.RotateProjectKeyRespons
  * Use `create(RotateProjectKeyResponseSchema)` to create a new message.
  */
 export const RotateProjectKeyResponseSchema: GenMessage<RotateProjectKeyResponse> = /*@__PURE__*/
-  messageDesc(file_audit_v1_admin, 17);
+  messageDesc(file_audit_v1_admin, 18);
 
 /**
  * @generated from message audit.v1.GetLogPositionRequest
@@ -412,7 +445,7 @@ export type GetLogPositionRequest = Message<"audit.v1.GetLogPositionRequest"> & 
  * Use `create(GetLogPositionRequestSchema)` to create a new message.
  */
 export const GetLogPositionRequestSchema: GenMessage<GetLogPositionRequest> = /*@__PURE__*/
-  messageDesc(file_audit_v1_admin, 18);
+  messageDesc(file_audit_v1_admin, 19);
 
 /**
  * @generated from message audit.v1.GetLogPositionResponse
@@ -452,7 +485,7 @@ export type GetLogPositionResponse = Message<"audit.v1.GetLogPositionResponse"> 
  * Use `create(GetLogPositionResponseSchema)` to create a new message.
  */
 export const GetLogPositionResponseSchema: GenMessage<GetLogPositionResponse> = /*@__PURE__*/
-  messageDesc(file_audit_v1_admin, 19);
+  messageDesc(file_audit_v1_admin, 20);
 
 /**
  * @generated from message audit.v1.GetLogVerifierKeyRequest
@@ -474,7 +507,7 @@ export type GetLogVerifierKeyRequest = Message<"audit.v1.GetLogVerifierKeyReques
  * Use `create(GetLogVerifierKeyRequestSchema)` to create a new message.
  */
 export const GetLogVerifierKeyRequestSchema: GenMessage<GetLogVerifierKeyRequest> = /*@__PURE__*/
-  messageDesc(file_audit_v1_admin, 20);
+  messageDesc(file_audit_v1_admin, 21);
 
 /**
  * @generated from message audit.v1.GetLogVerifierKeyResponse
@@ -493,7 +526,58 @@ export type GetLogVerifierKeyResponse = Message<"audit.v1.GetLogVerifierKeyRespo
  * Use `create(GetLogVerifierKeyResponseSchema)` to create a new message.
  */
 export const GetLogVerifierKeyResponseSchema: GenMessage<GetLogVerifierKeyResponse> = /*@__PURE__*/
-  messageDesc(file_audit_v1_admin, 21);
+  messageDesc(file_audit_v1_admin, 22);
+
+/**
+ * @generated from message audit.v1.SetRetentionRequest
+ */
+export type SetRetentionRequest = Message<"audit.v1.SetRetentionRequest"> & {
+  /**
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+
+  /**
+   * ENVIRONMENT_UNSPECIFIED sets both environments.
+   *
+   * @generated from field: audit.v1.Environment environment = 2;
+   */
+  environment: Environment;
+
+  /**
+   * 0 (keep for ever) or 1 to 36500 days. Signed, so that a negative value reaches the
+   * service and is refused with a message rather than read as a huge one.
+   *
+   * @generated from field: int32 retention_days = 3;
+   */
+  retentionDays: number;
+};
+
+/**
+ * Describes the message audit.v1.SetRetentionRequest.
+ * Use `create(SetRetentionRequestSchema)` to create a new message.
+ */
+export const SetRetentionRequestSchema: GenMessage<SetRetentionRequest> = /*@__PURE__*/
+  messageDesc(file_audit_v1_admin, 23);
+
+/**
+ * @generated from message audit.v1.SetRetentionResponse
+ */
+export type SetRetentionResponse = Message<"audit.v1.SetRetentionResponse"> & {
+  /**
+   * The project with its retention in both environments.
+   *
+   * @generated from field: audit.v1.Project project = 1;
+   */
+  project?: Project | undefined;
+};
+
+/**
+ * Describes the message audit.v1.SetRetentionResponse.
+ * Use `create(SetRetentionResponseSchema)` to create a new message.
+ */
+export const SetRetentionResponseSchema: GenMessage<SetRetentionResponse> = /*@__PURE__*/
+  messageDesc(file_audit_v1_admin, 24);
 
 /**
  * @generated from enum audit.v1.Plan
@@ -679,6 +763,18 @@ export const AdminService: GenService<{
     methodKind: "unary";
     input: typeof GetLogVerifierKeyRequestSchema;
     output: typeof GetLogVerifierKeyResponseSchema;
+  },
+  /**
+   * SetRetention sets how many days a project's events are kept after their receivedAt,
+   * in one environment or both; older events expire: a background job erases them, leaving
+   * tombstones that keep the log verifiable (docs/lifecycle.md). 0 keeps them for ever.
+   *
+   * @generated from rpc audit.v1.AdminService.SetRetention
+   */
+  setRetention: {
+    methodKind: "unary";
+    input: typeof SetRetentionRequestSchema;
+    output: typeof SetRetentionResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_audit_v1_admin, 0);
