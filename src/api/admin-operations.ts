@@ -44,6 +44,7 @@ import { ServiceError } from "../errors.js";
 import { isUuid } from "../ids.js";
 import type { RetentionService } from "../lifecycle/retention-service.js";
 import type { ApiKeyRecord, ProjectRecord } from "../store/projects.js";
+import type { RetentionDays } from "../store/retention.js";
 import { isStorableText } from "../vocabulary/storable-text.js";
 import type { EnvironmentName, PlanName } from "../vocabulary/tenancy.js";
 import { decodeRequest } from "./decode-request.js";
@@ -66,7 +67,10 @@ const STATUSES = {
 } as const;
 
 /** The project as the API shows it. */
-export function projectMessage(project: ProjectRecord): Project {
+export function projectMessage(
+  project: ProjectRecord,
+  retention: RetentionDays = { test: 0, live: 0 },
+): Project {
   return create(ProjectSchema, {
     id: project.id,
     name: project.name,
@@ -76,11 +80,11 @@ export function projectMessage(project: ProjectRecord): Project {
     retention: [
       create(RetentionSchema, {
         environment: Environment.TEST,
-        retentionDays: project.retention.test,
+        retentionDays: retention.test,
       }),
       create(RetentionSchema, {
         environment: Environment.LIVE,
-        retentionDays: project.retention.live,
+        retentionDays: retention.live,
       }),
     ],
   });
@@ -154,6 +158,9 @@ export function adminOperations(
   guard: AdminTokenGuard,
 ): Operations {
   const m = AdminService.method;
+  // A project as every call returns it: with its retention (a new one keeps for ever).
+  const shown = async (project: ProjectRecord) =>
+    projectMessage(project, (await lifecycle.retention.retentionOf([project.id])).get(project.id));
   const operations: [(typeof m)[keyof typeof m], Operation][] = [
     [
       m.createProject,
@@ -170,8 +177,10 @@ export function adminOperations(
       m.listProjects,
       async () => {
         const all = await admin.listProjects();
+        const retention = await lifecycle.retention.retentionOf(all.map((each) => each.id));
+        const projects = all.map((each) => projectMessage(each, retention.get(each.id)));
         return {
-          message: create(ListProjectsResponseSchema, { projects: all.map(projectMessage) }),
+          message: create(ListProjectsResponseSchema, { projects }),
         };
       },
     ],
@@ -182,7 +191,7 @@ export function adminOperations(
         const plan = planName(request.plan);
         const project = await admin.setProjectPlan(projectId(request.projectId), plan);
         return {
-          message: create(SetProjectPlanResponseSchema, { project: projectMessage(project) }),
+          message: create(SetProjectPlanResponseSchema, { project: await shown(project) }),
         };
       },
     ],
@@ -230,7 +239,7 @@ export function adminOperations(
         const request = decodeRequest(RotateProjectKeyRequestSchema, call);
         const project = await admin.rotateProjectKey(projectId(request.projectId));
         return {
-          message: create(RotateProjectKeyResponseSchema, { project: projectMessage(project) }),
+          message: create(RotateProjectKeyResponseSchema, { project: await shown(project) }),
         };
       },
     ],
@@ -271,13 +280,11 @@ export function adminOperations(
           request.environment === Environment.UNSPECIFIED
             ? undefined
             : environmentName(request.environment);
-        const project = await lifecycle.retention.setRetention(
-          id,
-          environment,
-          request.retentionDays,
-        );
+        const set = await lifecycle.retention.setRetention(id, environment, request.retentionDays);
         return {
-          message: create(SetRetentionResponseSchema, { project: projectMessage(project) }),
+          message: create(SetRetentionResponseSchema, {
+            project: projectMessage(set.project, set.retention),
+          }),
         };
       },
     ],

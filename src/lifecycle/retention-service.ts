@@ -7,7 +7,12 @@
 import { ServiceError } from "../errors.js";
 import type { Db } from "../store/db.js";
 import type { ProjectRecord, ProjectStore } from "../store/projects.js";
-import { MAX_RETENTION_DAYS, writeRetention } from "../store/retention.js";
+import {
+  MAX_RETENTION_DAYS,
+  type RetentionDays,
+  readRetention,
+  writeRetention,
+} from "../store/retention.js";
 import type { EnvironmentName } from "../vocabulary/tenancy.js";
 
 const BOTH: readonly EnvironmentName[] = ["test", "live"];
@@ -18,8 +23,16 @@ export interface RetentionDeps {
   projects: Pick<ProjectStore, "getProject">;
 }
 
+/** A project with how long each of its environments keeps its events. */
+export interface ProjectRetention {
+  project: ProjectRecord;
+  retention: RetentionDays;
+}
+
 /** The retention rules. */
 export interface RetentionService {
+  /** The retention of each project's environments (0: for ever), by project id. */
+  retentionOf(projectIds: readonly string[]): Promise<Map<string, RetentionDays>>;
   /**
    * Sets the retention of one environment of a project, or of both when `environment` is
    * undefined; returns the project with its settings. `bad_request` for days out of range,
@@ -29,12 +42,13 @@ export interface RetentionService {
     projectId: string,
     environment: EnvironmentName | undefined,
     retentionDays: number,
-  ): Promise<ProjectRecord>;
+  ): Promise<ProjectRetention>;
 }
 
 /** Creates the retention service. */
 export function createRetentionService(deps: RetentionDeps): RetentionService {
   return {
+    retentionOf: (projectIds) => readRetention(deps.db, projectIds),
     async setRetention(projectId, environment, retentionDays) {
       if (
         !Number.isInteger(retentionDays) ||
@@ -50,7 +64,8 @@ export function createRetentionService(deps: RetentionDeps): RetentionService {
       const found = await writeRetention(deps.db, projectId, environments, retentionDays);
       const project = found ? await deps.projects.getProject(projectId) : undefined;
       if (!project) throw new ServiceError("not_found", `Project ${projectId} not found`);
-      return project;
+      const retention = (await readRetention(deps.db, [project.id])).get(project.id);
+      return { project, retention: retention ?? { test: 0, live: 0 } };
     },
   };
 }

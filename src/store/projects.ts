@@ -7,7 +7,6 @@ import type { Keyring } from "../crypto/keyring.js";
 import { uuidv7 } from "../ids.js";
 import type { ApiKeyStatusName, EnvironmentName, PlanName } from "../vocabulary/tenancy.js";
 import type { Db } from "./db.js";
-import { RETENTION_COLUMNS, type RetentionDays } from "./retention.js";
 
 /** A project as stored. */
 export interface ProjectRecord {
@@ -16,8 +15,6 @@ export interface ProjectRecord {
   plan: PlanName;
   createdAt: Date;
   keyVersion: number;
-  /** Days each environment keeps its events (0: for ever); store/retention.ts. */
-  retention: RetentionDays;
 }
 
 /** An API key as stored (without its secret). */
@@ -42,8 +39,6 @@ interface ProjectRow {
   plan: PlanName;
   created_at: Date;
   key_version: number;
-  retention_test: number;
-  retention_live: number;
 }
 
 interface ApiKeyRow {
@@ -57,8 +52,7 @@ interface ApiKeyRow {
 }
 
 const PROJECT_COLUMNS = `p.id, p.name, p.plan, p.created_at,
-  (select max(version) from project_keys k where k.project_id = p.id)::int as key_version,
-  ${RETENTION_COLUMNS}`;
+  (select max(version) from project_keys k where k.project_id = p.id)::int as key_version`;
 const API_KEY_COLUMNS =
   "k.id, k.project_id, k.environment, k.status, k.prefix, k.created_at, k.status_changed_at";
 
@@ -68,7 +62,6 @@ const toProject = (row: ProjectRow): ProjectRecord => ({
   plan: row.plan,
   createdAt: row.created_at,
   keyVersion: row.key_version,
-  retention: { test: row.retention_test, live: row.retention_live },
 });
 
 const toApiKey = (row: ApiKeyRow): ApiKeyRecord => ({

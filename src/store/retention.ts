@@ -36,11 +36,27 @@ export async function writeRetention(
 }
 
 /**
- * The columns a project query adds to read its retention: `retention_test` and
- * `retention_live`, for `from projects p`.
+ * The retention of each of `projectIds`' logs; a project without rows keeps its events for
+ * ever (0 days in both environments).
  */
-export const RETENTION_COLUMNS = `
-  coalesce((select r.retention_days from log_retention r
-             where r.project_id = p.id and r.environment = 'test'), 0)::int as retention_test,
-  coalesce((select r.retention_days from log_retention r
-             where r.project_id = p.id and r.environment = 'live'), 0)::int as retention_live`;
+export async function readRetention(
+  db: Queryable,
+  projectIds: readonly string[],
+): Promise<Map<string, RetentionDays>> {
+  const found = new Map<string, RetentionDays>(projectIds.map((id) => [id, { test: 0, live: 0 }]));
+  if (projectIds.length === 0) return found;
+  const rows = await db.query<{
+    project_id: string;
+    environment: EnvironmentName;
+    retention_days: number;
+  }>(
+    `select project_id, environment, retention_days from log_retention
+      where project_id = any($1::uuid[])`,
+    [`{${projectIds.join(",")}}`],
+  );
+  for (const row of rows) {
+    const days = found.get(row.project_id);
+    if (days) days[row.environment] = row.retention_days;
+  }
+  return found;
+}

@@ -30,7 +30,10 @@ describe("retention rules, called directly", () => {
 
   it("a new project keeps its events for ever in both environments", async () => {
     const project = await services.admin.createProject("Default retention", "free");
-    expect(project.retention).toEqual({ test: 0, live: 0 });
+    expect((await retention().retentionOf([project.id])).get(project.id)).toEqual({
+      test: 0,
+      live: 0,
+    });
   });
 
   it("sets one environment, then both, then back to for ever", async () => {
@@ -41,8 +44,10 @@ describe("retention rules, called directly", () => {
     expect(both.retention).toEqual({ test: 36_500, live: 36_500 });
     const test = await retention().setRetention(projectId, "test", 0);
     expect(test.retention).toEqual({ test: 0, live: 36_500 });
-    const listed = (await services.admin.listProjects()).find((each) => each.id === projectId);
-    expect(listed?.retention).toEqual({ test: 0, live: 36_500 });
+    expect((await retention().retentionOf([projectId])).get(projectId)).toEqual({
+      test: 0,
+      live: 36_500,
+    });
   });
 
   it("refuses days out of range, and an unknown project, changing nothing", async () => {
@@ -68,7 +73,7 @@ describe("retention rules, called directly", () => {
     expect(unknown).toBeInstanceOf(ServiceError);
     expect((unknown as ServiceError).kind).toBe("not_found");
     expect((unknown as ServiceError).message).toBe(`Project ${UNKNOWN_ID} not found`);
-    expect((await services.projects.getProject(projectId))?.retention).toEqual({
+    expect((await retention().retentionOf([projectId])).get(projectId)).toEqual({
       test: 30,
       live: 30,
     });
@@ -100,6 +105,9 @@ describe("SetRetention over Connect and gRPC, and the CLI", () => {
     expect(set.project?.retention.map((each) => each.retentionDays)).toEqual([0, 365]);
     const both = await server.admin.setRetention({ projectId, retentionDays: 7 });
     expect(both.project?.retention.map((each) => each.retentionDays)).toEqual([7, 7]);
+    // Every call that returns the project shows its retention.
+    const planned = await server.admin.setProjectPlan({ projectId, plan: Plan.START });
+    expect(planned.project?.retention.map((each) => each.retentionDays)).toEqual([7, 7]);
     const { projects } = await server.admin.listProjects({});
     const listed = projects.find((each) => each.id === projectId);
     expect(listed?.retention.map((each) => [each.environment, each.retentionDays])).toEqual([
