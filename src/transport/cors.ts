@@ -1,6 +1,7 @@
 /**
- * CORS for the routes a browser calls (List Events, with a frontend token): the REST route
- * and the same method's Connect and gRPC-Web procedure, under one origin policy. It owns
+ * CORS for the routes a browser calls (List Events, the export and follow streams, with a
+ * frontend token; the verifiable log's reads): the REST routes and the same methods'
+ * Connect and gRPC-Web procedures, unary and server-streaming, under one origin policy. It owns
  * the preflight answer and the headers of the actual response; routes not listed (event
  * ingestion above all) get neither, so a browser cannot call them cross-origin.
  *
@@ -27,12 +28,22 @@ const RPC_EXPOSED_HEADERS = headerList(["x-request-id", ...connectCors.exposedHe
 /** How long a browser may cache a preflight answer, in seconds. */
 const PREFLIGHT_MAX_AGE = 600;
 
+/** A REST path that answers cross-origin calls. */
+export interface CorsRoute {
+  /** The methods it allows. */
+  methods: readonly string[];
+  /** Request headers it reads beyond CORS_ALLOWED_HEADERS (`last-event-id`). */
+  allowHeaders?: readonly string[];
+  /** Response headers a page may read beyond `x-request-id` (`content-disposition`). */
+  exposeHeaders?: readonly string[];
+}
+
 /** Options of CORS. */
 export interface CorsOptions {
   /** Allowed origins (`https://app.example.com`), or `["*"]` for any. */
   origins: readonly string[];
-  /** The paths that answer cross-origin calls, and the methods they allow. */
-  routes: Readonly<Record<string, readonly string[]>>;
+  /** The paths that answer cross-origin calls. */
+  routes: Readonly<Record<string, CorsRoute>>;
   /** RPC procedures (`/audit.v1.EventService/ListEvents`) that answer them too (POST). */
   procedures?: readonly string[];
 }
@@ -63,8 +74,15 @@ export function createCors(options: CorsOptions): Cors {
   const anyOrigin = options.origins.includes("*");
   const allowed = new Set(options.origins.map((origin) => origin.toLowerCase()));
   const rules = new Map<string, CorsRule>();
-  for (const [path, methods] of Object.entries(options.routes)) {
-    rules.set(path, { methods, allowHeaders: CORS_ALLOWED_HEADERS, exposeHeaders: "x-request-id" });
+  for (const [path, route] of Object.entries(options.routes)) {
+    rules.set(path, {
+      methods: route.methods,
+      allowHeaders: headerList([
+        ...CORS_ALLOWED_HEADERS.split(", "),
+        ...(route.allowHeaders ?? []),
+      ]),
+      exposeHeaders: headerList(["x-request-id", ...(route.exposeHeaders ?? [])]),
+    });
   }
   for (const path of options.procedures ?? []) {
     rules.set(path, {

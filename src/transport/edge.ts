@@ -6,10 +6,11 @@
  * Every path reads the request's facts from the same reader, refuses plain HTTP with the
  * same rule, and reports failures to the same reporter.
  */
-import type { DescService } from "@bufbuild/protobuf";
+import type { DescMethod, DescService } from "@bufbuild/protobuf";
 import type { ConnectRouter } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { Logger } from "pino";
+import { EventService } from "../../gen/audit/v1/events_pb.js";
 import { Health } from "../../gen/grpc/health/v1/health_pb.js";
 import type { EventStreamOperations } from "../api/event-stream-operations.js";
 import type { Operations, StreamOperations } from "../api/operation.js";
@@ -18,7 +19,7 @@ import { MAX_BODY_BYTES } from "./body.js";
 import { contextValuesFrom } from "./connect-context.js";
 import { bidiStreamRoutes, connectRoutes, errorBoundary } from "./connect-routes.js";
 import { connectStreamRoutes } from "./connect-stream-routes.js";
-import { createCors } from "./cors.js";
+import { type CorsRoute, createCors } from "./cors.js";
 import { createErrorReporter } from "./error-reporter.js";
 import { healthRoutes } from "./grpc-health.js";
 import { createReflectionIndex, REFLECTION_SERVICES, reflectionRoutes } from "./grpc-reflection.js";
@@ -56,16 +57,31 @@ export interface EdgeOptions {
 }
 
 /** The REST routes browsers may call from other origins (with a frontend token). */
-const CORS_ROUTES: Readonly<Record<string, readonly string[]>> = {
-  "/api/events": ["GET"],
-  [EXPORT_PATH]: ["GET"],
-  [STREAM_PATH]: ["GET"],
+const CORS_ROUTES: Readonly<Record<string, CorsRoute>> = {
+  "/api/events": { methods: ["GET"] },
+  // A page names the saved file and resumes from the range headers.
+  [EXPORT_PATH]: {
+    methods: ["GET"],
+    exposeHeaders: ["content-disposition", "x-export-from-index", "x-export-end-index"],
+  },
+  // EventSource cannot send a bearer token: a page follows with fetch, and resumes by
+  // sending Last-Event-ID itself (not a CORS-safelisted header).
+  [STREAM_PATH]: { methods: ["GET"], allowHeaders: ["last-event-id"] },
   // The verifiable log: the viewer checks events' proofs from the host page's origin.
-  "/api/log/checkpoint": ["GET"],
-  "/api/log/key": ["GET"],
-  "/api/log/proof/inclusion": ["GET"],
-  "/api/log/proof/consistency": ["GET"],
+  "/api/log/checkpoint": { methods: ["GET"] },
+  "/api/log/key": { methods: ["GET"] },
+  "/api/log/proof/inclusion": { methods: ["GET"] },
+  "/api/log/proof/consistency": { methods: ["GET"] },
 };
+
+/**
+ * The REST forms of the server-streaming methods (rest-streams.ts), which the proto does
+ * not annotate: their procedures answer cross-origin calls when these paths do.
+ */
+const STREAM_METHOD_PATHS: ReadonlyMap<DescMethod, string> = new Map<DescMethod, string>([
+  [EventService.method.exportEvents, EXPORT_PATH],
+  [EventService.method.followEvents, STREAM_PATH],
+]);
 
 /** Creates the handler of the port. */
 export function createEdge(options: EdgeOptions): (req: NodeRequest, res: NodeResponse) => void {
@@ -119,6 +135,11 @@ export function createEdge(options: EdgeOptions): (req: NodeRequest, res: NodeRe
     ),
   );
   const restRouter = createRestRouter(options.services, operations);
+  // The REST path a method is also served at, or "" when it has none here.
+  const restPathOf = (method: DescMethod): string =>
+    (streams ? STREAM_METHOD_PATHS.get(method) : undefined) ??
+    restRouter.routes.find((r) => r.method === method)?.template ??
+    "";
   return createHttpHandler({
     logger,
     metrics,
@@ -136,12 +157,11 @@ export function createEdge(options: EdgeOptions): (req: NodeRequest, res: NodeRe
     cors: createCors({
       origins: options.corsOrigins,
       routes: CORS_ROUTES,
-      // The same methods over Connect and gRPC-Web, for @connectrpc/connect-web clients.
+      // The same methods over Connect and gRPC-Web, for @connectrpc/connect-web clients:
+      // unary ones by their proto route, the server streams by their REST forms.
       procedures: options.services.flatMap((service) =>
         service.methods
-          .filter((method) =>
-            restRouter.routes.some((r) => r.method === method && r.template in CORS_ROUTES),
-          )
+          .filter((method) => restPathOf(method) in CORS_ROUTES)
           .map((method) => `/${service.typeName}/${method.name}`),
       ),
     }),

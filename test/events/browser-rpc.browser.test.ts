@@ -1,6 +1,7 @@
 /**
- * Browsers on every protocol: List Events called from Chromium, on a page of another
- * origin, with @connectrpc/connect-web over Connect and gRPC-Web and a frontend token,
+ * Browsers on every protocol: List Events, and the server streams ExportEvents and
+ * FollowEvents, called from Chromium, on a page of another origin, with
+ * @connectrpc/connect-web over Connect and gRPC-Web and a frontend token,
  * under the same CORS policy as GET /api/events (any origin by default; CORS_ORIGINS
  * restricts it). Event ingestion stays closed to browsers on every protocol.
  */
@@ -10,7 +11,7 @@ import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer, validEvent } from "../support/test-server.js";
 import { type HostApp, launchChromium, startHostApp } from "../viewer/browser.js";
-import type { ListOutcome } from "./browser-rpc-entry.js";
+import type { ListOutcome, StreamOutcome } from "./browser-rpc-entry.js";
 import { bearer, createEvents, tokenFor } from "./events-client.js";
 
 const ENTRY = fileURLToPath(new URL("./browser-rpc-entry.ts", import.meta.url));
@@ -97,6 +98,81 @@ describe("List Events from a browser on another origin, over Connect and gRPC-We
       await page.close();
     }
   };
+
+  /** Runs a server stream from a fresh page of the host app's origin. */
+  const streamFromPage = async (
+    baseUrl: string,
+    protocol: "connect" | "grpc-web",
+    token: string,
+    method: "exportEvents" | "followEvents",
+  ): Promise<StreamOutcome> => {
+    const page = await browser.newPage();
+    try {
+      await page.goto(host.url);
+      await page.waitForFunction(() => "auditStreamEvents" in globalThis);
+      return await page.evaluate(
+        ([url, proto, credential, name, count]) =>
+          (
+            globalThis as unknown as {
+              auditStreamEvents: (
+                a: string,
+                b: string,
+                c: string,
+                d: string,
+                e: string,
+                f: number,
+              ) => Promise<StreamOutcome>;
+            }
+          ).auditStreamEvents(url, proto, credential, name, "browser-rpc", count),
+        [baseUrl, protocol, token, method, eventIds.length] as const,
+      );
+    } finally {
+      await page.close();
+    }
+  };
+
+  it.each(
+    (["exportEvents", "followEvents"] as const).flatMap((method) =>
+      (["connect", "grpc-web"] as const).map((protocol) => [method, protocol] as const),
+    ),
+  )(
+    "%s over %s: the page reads the server stream in log order, and the exposed x-request-id",
+    async (method, protocol) => {
+      const outcome = await streamFromPage(open.url, protocol, openToken, method);
+      expect(outcome).toEqual({
+        ok: true,
+        eventIds,
+        logIndexes: ["0", "1"],
+        requestId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      });
+    },
+  );
+
+  it.each(["connect", "grpc-web"] as const)(
+    "followEvents over %s: the page reads the error of a bad token",
+    async (protocol) => {
+      const outcome = await streamFromPage(
+        open.url,
+        protocol,
+        "eyJhbGciOiJIUzI1NiJ9.e30.c2ln",
+        "followEvents",
+      );
+      expect(outcome).toEqual({ ok: false, code: "Unauthenticated", message: "Invalid token" });
+    },
+  );
+
+  it.each(["connect", "grpc-web"] as const)(
+    "exportEvents over %s: with CORS_ORIGINS not naming the page's origin, the browser refuses it",
+    async (protocol) => {
+      const outcome = await streamFromPage(
+        restricted.url,
+        protocol,
+        restrictedToken,
+        "exportEvents",
+      );
+      expect(outcome).toMatchObject({ ok: false, code: "Unknown" });
+    },
+  );
 
   it.each(["connect", "grpc-web"] as const)(
     "%s: the page reads the events with a frontend token, and the exposed x-request-id",
