@@ -1,6 +1,7 @@
 /**
  * Builds the OpenAPI 3.1 document of the REST API from the proto descriptors: one path
- * per `google.api.http` annotation, query parameters from the request fields of a GET,
+ * per `google.api.http` annotation, and one per REST form of a server stream (the export
+ * and follow routes, named in rest-surface.ts), query parameters from the request fields of a GET,
  * request bodies from the `body: "*"` messages with their `(audit.v1.field)` and
  * `(audit.v1.message)` rules as JSON Schema, responses in the REST shape (proto JSON
  * names, the fields the edge always writes) and the spec's error bodies from
@@ -30,6 +31,7 @@ import {
 } from "../../gen/audit/v1/rules_pb.js";
 import { http as httpRule } from "../../gen/google/api/annotations_pb.js";
 import { DATE_TIME } from "../../src/ingest/validation.js";
+import { CSV_HEADER } from "../../src/transport/event-rendering.js";
 import {
   type ErrorCase,
   FIELD_LIMITS,
@@ -38,6 +40,7 @@ import {
   PLANS,
   QUOTA_MESSAGE_PREFIX,
   REST_SURFACE,
+  type StreamBody,
   VALIDATION_CODES,
 } from "./rest-surface.js";
 
@@ -78,6 +81,18 @@ export function buildOpenApi(files: readonly DescFile[], options: OpenApiOptions
   for (const method of services.flatMap((service) => service.methods)) {
     if (restRule(method)?.body === "*") collectMessages(method.input, inputs);
   }
+  // The record a stream sends per event: the list's, always with its logIndex.
+  const loggedEvent = (method: DescMethod): JsonSchema => {
+    const events = method.output.fields.find((field) => field.jsonName === "events");
+    if (events?.message === undefined) throw new Error(`${method.name}: no events to stream`);
+    schemas.LoggedEvent ??= {
+      description:
+        "An event as the export and follow streams send it: the list's record, with its logIndex.",
+      allOf: [ref(events.message, "output")],
+      required: ["logIndex"],
+    };
+    return { $ref: "#/components/schemas/LoggedEvent" };
+  };
 
   // Response fields the edge writes even when the message leaves them unset.
   const alwaysPresent = new Map<string, MethodSurface["alwaysPresent"]>();
@@ -100,19 +115,23 @@ export function buildOpenApi(files: readonly DescFile[], options: OpenApiOptions
   };
 
   for (const service of services) {
-    const annotated = service.methods.filter((method) => restRule(method) !== undefined);
+    const surfaceOf = (method: DescMethod) => REST_SURFACE[`${service.typeName}.${method.name}`];
+    const annotated = service.methods.filter(
+      (method) => restRule(method, surfaceOf(method)) !== undefined,
+    );
     if (annotated.length === 0) continue;
     tags.push({ name: service.name, ...optionalText("description", comment(service)) });
     for (const method of annotated) {
-      const rule = restRule(method);
-      const surface = REST_SURFACE[`${service.typeName}.${method.name}`];
+      const surface = surfaceOf(method);
+      const rule = restRule(method, surface);
       if (!rule || !surface) {
         throw new Error(`${service.typeName}.${method.name}: no REST surface in rest-surface.ts`);
       }
       const path = rule.path.replace(/\{([^}=]+)(=[^}]*)?\}/g, "{$1}");
       paths[path] ??= {};
       const item = paths[path];
-      if (item) item[rule.verb] = operation(service, method, rule, surface, ref);
+      const streamed = surface.stream ? loggedEvent(method) : undefined;
+      if (item) item[rule.verb] = operation(service, method, rule, surface, ref, streamed);
     }
   }
 
@@ -172,7 +191,9 @@ interface RestRule {
   body: string;
 }
 
-function restRule(method: DescMethod): RestRule | undefined {
+/** A method's REST route: its annotation, or (a server stream) its surface's GET path. */
+function restRule(method: DescMethod, surface?: MethodSurface): RestRule | undefined {
+  if (surface?.stream) return { verb: "get", path: surface.stream.path, body: "" };
   if (!hasOption(method, httpRule)) return undefined;
   const rule = getOption(method, httpRule);
   const { pattern } = rule;
@@ -196,6 +217,7 @@ function operation(
   rule: RestRule,
   surface: MethodSurface,
   ref: Ref,
+  streamedEvent: JsonSchema | undefined,
 ): JsonSchema {
   const parameters: JsonSchema[] = [{ $ref: "#/components/parameters/RequestId" }];
   for (const header of surface.headers ?? []) {
@@ -230,7 +252,17 @@ function operation(
   }
 
   const responses: Record<string, JsonSchema> = {};
-  const output = ref(method.output, "output");
+  const content = (): JsonSchema => {
+    if (surface.stream && streamedEvent) {
+      const media: Record<string, JsonSchema> = {};
+      for (const [type, body] of Object.entries(surface.stream.media)) {
+        media[type] = streamContent(body, streamedEvent);
+      }
+      return media;
+    }
+    if (surface.text !== undefined) return { "text/plain": { schema: { type: "string" } } };
+    return { "application/json": { schema: ref(method.output, "output") } };
+  };
   for (const success of surface.success) {
     responses[String(success.status)] = {
       description: success.description,
@@ -238,10 +270,7 @@ function operation(
         "X-Request-Id": { $ref: "#/components/headers/RequestId" },
         ...success.headers,
       },
-      content:
-        surface.text === undefined
-          ? { "application/json": { schema: output } }
-          : { "text/plain": { schema: { type: "string" } } },
+      content: content(),
     };
   }
   for (const error of surface.errors) responses[String(error.status)] = errorResponse(error);
@@ -269,6 +298,81 @@ function operation(
       : {}),
     responses,
   };
+}
+
+/**
+ * A streamed body as OpenAPI 3.1 can say it (it has no `itemSchema`): as the OpenAPI media
+ * type registry allows, NDJSON as if it were a JSON array of its lines, and Server-Sent
+ * Events as an array of events, each an object of the SSE fields (comments left out);
+ * CSV as text.
+ */
+function streamContent(body: StreamBody, event: JsonSchema): JsonSchema {
+  // SSE `data` carrying JSON: a string whose content is described, not validated.
+  const jsonData = (schema: JsonSchema): JsonSchema => ({
+    type: "string",
+    contentMediaType: "application/json",
+    contentSchema: schema,
+  });
+  switch (body) {
+    case "ndjson-events":
+      return {
+        schema: {
+          type: "array",
+          description:
+            "Newline-delimited JSON, modeled as an array: each item is one line, one event, in logIndex order.",
+          items: event,
+        },
+      };
+    case "csv-events":
+      return {
+        schema: {
+          type: "string",
+          description:
+            "RFC 4180 text with a header row and CRLF line ends, one row per event in logIndex order.",
+        },
+        example: CSV_HEADER,
+      };
+    case "sse-events":
+      return {
+        schema: {
+          type: "array",
+          description:
+            "Server-Sent Events, modeled as an array of events (comments, such as heartbeats, left out): the reconnection time first, then one event per event of the log, and an `error` event when the stream ends on an error.",
+          items: {
+            oneOf: [
+              {
+                type: "object",
+                description: "The reconnection time, in milliseconds (sent first).",
+                required: ["retry"],
+                additionalProperties: false,
+                properties: { retry: { type: "integer", minimum: 0 } },
+              },
+              {
+                type: "object",
+                description: "An event: id is its logIndex (Last-Event-ID resumes after it).",
+                required: ["id", "data"],
+                additionalProperties: false,
+                properties: {
+                  id: { type: "string", pattern: "^[0-9]+$" },
+                  data: jsonData(event),
+                },
+              },
+              {
+                type: "object",
+                description:
+                  "The stream ended on an error (an expired token: 401's body; a shutdown: 503's).",
+                required: ["event", "data"],
+                additionalProperties: false,
+                properties: {
+                  event: { type: "string", const: "error" },
+                  data: jsonData({ $ref: "#/components/schemas/Error" }),
+                },
+              },
+            ],
+          },
+        },
+      };
+  }
 }
 
 function errorResponse(error: ErrorCase): JsonSchema {

@@ -19,6 +19,9 @@ import { DEFAULT_TOKEN_SECONDS, MAX_TOKEN_SECONDS } from "../../src/events/token
 import { MAX_BATCH_EVENTS } from "../../src/ingest/bulk-ingest.js";
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from "../../src/ingest/ingest-service.js";
 import { MONTHLY_LIMITS } from "../../src/limits/monthly-quota.js";
+import { INTEGRATION_BEHIND } from "../../src/log/read-your-writes.js";
+import { CSV_COLUMNS } from "../../src/transport/event-rendering.js";
+import { EXPORT_PATH, STREAM_PATH } from "../../src/transport/rest-streams.js";
 import { LogMessages } from "../../src/verifiable-log/log-service.js";
 import { MAX_NESTING } from "../../src/vocabulary/json-limits.js";
 import { MAX_TENANT_ID_CHARS } from "../../src/vocabulary/text-length.js";
@@ -68,23 +71,43 @@ export interface MethodSurface {
   alwaysPresent?: Readonly<Record<string, "empty-array" | "null">>;
   /** REST answers with this string field alone, as text/plain. */
   text?: string;
+  /**
+   * A server-streaming method's REST form (rest-streams.ts), which the proto does not
+   * annotate: a GET of `path` whose 200 body is one of `media`, by the media type.
+   */
+  stream?: { path: string; media: Readonly<Record<string, StreamBody>> };
   errors: readonly ErrorCase[];
 }
 
+/**
+ * A streamed body. OpenAPI 3.1 has no `itemSchema` (3.2): as the OpenAPI media type
+ * registry allows for earlier versions, NDJSON is modeled as a JSON array of its lines'
+ * objects and Server-Sent Events as an array of events (`id`, `event`, `data`, `retry`,
+ * comments left out); CSV is text.
+ */
+export type StreamBody = "ndjson-events" | "csv-events" | "sse-events";
+
 /** Limits checked in code, by message and JSON field name (JSON Schema keywords). */
+const LIST_FILTER_LIMITS: Readonly<Record<string, JsonSchema>> = {
+  actorId: { minLength: 1 },
+  entityType: { minLength: 1 },
+  entityId: { minLength: 1 },
+  action: { minLength: 1 },
+  tenantId: { minLength: 1 },
+  q: { maxLength: MAX_QUERY_CHARS },
+  from: { format: "date-time" },
+  to: { format: "date-time" },
+};
+
 export const FIELD_LIMITS: Readonly<Record<string, Readonly<Record<string, JsonSchema>>>> = {
   "audit.v1.Event": { actorType: { default: "user" } },
   "audit.v1.ListEventsRequest": {
-    actorId: { minLength: 1 },
-    entityType: { minLength: 1 },
-    entityId: { minLength: 1 },
-    action: { minLength: 1 },
-    tenantId: { minLength: 1 },
-    q: { maxLength: MAX_QUERY_CHARS },
-    from: { format: "date-time" },
-    to: { format: "date-time" },
+    ...LIST_FILTER_LIMITS,
     limit: { minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT },
   },
+  // The streams take the same filters, and a log-index range.
+  "audit.v1.ExportEventsRequest": { ...LIST_FILTER_LIMITS, fromIndex: { default: 0 } },
+  "audit.v1.FollowEventsRequest": { ...LIST_FILTER_LIMITS, fromIndex: { default: 0 } },
   "audit.v1.CreateFrontendTokenRequest": {
     expiresInSeconds: { minimum: 1, maximum: MAX_TOKEN_SECONDS, default: DEFAULT_TOKEN_SECONDS },
     tenantId: { minLength: 1, maxLength: MAX_TENANT_ID_CHARS },
@@ -147,6 +170,58 @@ const apiKey401: ErrorCase = {
   messages: [Messages.missingKey, Messages.invalidKeyFormat, Messages.invalidKey],
   exact: true,
 };
+
+/** The reader's 401 and 403 (an API key or a frontend token), as for List Events. */
+const reader401: ErrorCase = {
+  status: 401,
+  description: "No credential, a malformed or unknown API key, or an expired or invalid token.",
+  messages: [
+    Messages.missingKey,
+    Messages.invalidKeyFormat,
+    Messages.invalidKey,
+    TokenMessages.expired,
+    TokenMessages.invalid,
+  ],
+  exact: true,
+};
+const reader403: ErrorCase = {
+  status: 403,
+  description: "The API key (or the key that issued the token) is revoked or retired.",
+  messages: [Messages.revokedKey],
+  exact: true,
+};
+
+/** The 400s both streams share: the list's filter errors and the log-index range's. */
+const STREAM_400 = [
+  "actorId must not be empty",
+  `q must be at most ${MAX_QUERY_CHARS} characters`,
+  "from must not be later than to",
+  "fromIndex must be a log index (a non-negative integer)",
+  "fromIndex 12 is beyond the end of the log, which holds 10 events",
+  "limit is not a parameter of a log stream: use fromIndex to resume",
+  "cursor is not a parameter of a log stream: use fromIndex to resume",
+];
+
+/**
+ * 503 of a read that holds every event acknowledged before it (read-your-writes): the
+ * database, or the integrator too far behind (with Retry-After); `also`, a follow's
+ * refusal during shutdown.
+ */
+function reads503(also: { message: string; description: string } | undefined): ErrorCase {
+  return {
+    status: 503,
+    description: `The database cannot be reached, or recent events are still being indexed (with Retry-After: try again then)${also ? `; ${also.description}` : ""}.`,
+    messages: [Messages.unavailable, INTEGRATION_BEHIND, ...(also ? [also.message] : [])],
+    exact: true,
+    headers: {
+      "Retry-After": {
+        description: "Whole seconds to wait before trying again (with the indexing refusal).",
+        required: false,
+        schema: { type: "string", pattern: "^[1-9][0-9]*$" },
+      },
+    },
+  };
+}
 
 /** The surface of each annotated method, by `Service.Method`. */
 export const REST_SURFACE: Readonly<Record<string, MethodSurface>> = {
@@ -365,7 +440,7 @@ export const REST_SURFACE: Readonly<Record<string, MethodSurface>> = {
         exact: true,
       },
       common.internal,
-      common.unavailable,
+      reads503(undefined),
     ],
   },
   "audit.v1.TokenService.CreateFrontendToken": {
@@ -400,28 +475,11 @@ export const REST_SURFACE: Readonly<Record<string, MethodSurface>> = {
     ],
   },
   ...logSurfaces(),
+  ...streamSurfaces(),
 };
 
 /** The verifiable log's reads (docs/verifiable-log.md): the same credentials as ListEvents. */
 function logSurfaces(): Record<string, MethodSurface> {
-  const reader401: ErrorCase = {
-    status: 401,
-    description: "No credential, a malformed or unknown API key, or an expired or invalid token.",
-    messages: [
-      Messages.missingKey,
-      Messages.invalidKeyFormat,
-      Messages.invalidKey,
-      TokenMessages.expired,
-      TokenMessages.invalid,
-    ],
-    exact: true,
-  };
-  const reader403: ErrorCase = {
-    status: 403,
-    description: "The API key (or the key that issued the token) is revoked or retired.",
-    messages: [Messages.revokedKey],
-    exact: true,
-  };
   const tail = [reader401, reader403, common.internal, common.unavailable];
   const noCheckpoint: ErrorCase = {
     status: 404,
@@ -489,6 +547,126 @@ function logSurfaces(): Record<string, MethodSurface> {
           exact: false,
         },
         ...tail,
+      ],
+    },
+  };
+}
+
+/** The export and follow streams (docs/export.md): the same credentials as ListEvents. */
+function streamSurfaces(): Record<string, MethodSurface> {
+  return {
+    "audit.v1.EventService.ExportEvents": {
+      frontendToken: true,
+      stream: {
+        path: EXPORT_PATH,
+        media: {
+          "application/x-ndjson": "ndjson-events",
+          "text/csv": "csv-events",
+        },
+      },
+      success: [
+        {
+          status: 200,
+          description: `The matching events of the range in logIndex order, chunked: NDJSON (the default; charset=utf-8), one line per event, the list's record with logIndex; or CSV (format=csv; charset=utf-8; header=present; RFC 4180, CRLF) with the header row ${CSV_COLUMNS.join(",")}, context and changes as JSON text, salt in hex, a cell starting with =, +, -, @, tab or CR prefixed with '. Errors after the first byte cut the body: resume with fromIndex = the last logIndex received + 1 and the same toIndex.`,
+          headers: {
+            "Content-Disposition": {
+              description:
+                'attachment; filename="audit-events-<projectId>-<environment>-<first>-<last>.<ndjson|csv>" (`empty` for an empty range).',
+              required: true,
+              schema: {
+                type: "string",
+                pattern: '^attachment; filename="audit-events-.+\\.(ndjson|csv)"$',
+              },
+            },
+            "X-Export-From-Index": {
+              description: "The first log index of the range (inclusive).",
+              required: true,
+              schema: { type: "string", pattern: "^[0-9]+$" },
+            },
+            "X-Export-End-Index": {
+              description:
+                "The end of the range (exclusive): the log's size when the export began, or toIndex + 1.",
+              required: true,
+              schema: { type: "string", pattern: "^[0-9]+$" },
+            },
+            "Cache-Control": {
+              description: "Never cached.",
+              required: true,
+              schema: { type: "string", const: "no-store" },
+            },
+          },
+        },
+      ],
+      query: [
+        {
+          name: "format",
+          description: "`ndjson` (the default) or `csv`.",
+          schema: { type: "string", enum: ["ndjson", "csv"], default: "ndjson" },
+        },
+      ],
+      errors: [
+        {
+          status: 400,
+          description:
+            "A parameter is wrong (the message names it), the range is inverted or starts past the log's end, or plain HTTP in production. Sent before the first byte of the export, as JSON.",
+          messages: [
+            "format must be ndjson or csv",
+            "fromIndex must not be greater than toIndex",
+            ...STREAM_400,
+            HTTPS_400,
+          ],
+          exact: false,
+        },
+        reader401,
+        reader403,
+        common.internal,
+        reads503(undefined),
+      ],
+    },
+    "audit.v1.EventService.FollowEvents": {
+      frontendToken: true,
+      stream: { path: STREAM_PATH, media: { "text/event-stream": "sse-events" } },
+      success: [
+        {
+          status: 200,
+          description:
+            "Server-Sent Events (charset=utf-8), until the client goes away: first `retry: 1000` and a `: following from <index>` comment, then the backlog from fromIndex (or Last-Event-ID + 1) and each new event as it is acknowledged, as `id: <logIndex>` and `data: <the list's JSON record>`; `: heartbeat <next index>` comments on an idle stream (15 s). A credential that stops being valid (an expired token) or a shutdown ends it with an `error` event whose data is the error body (401, 503).",
+          headers: {
+            "Cache-Control": {
+              description: "Never cached.",
+              required: true,
+              schema: { type: "string", const: "no-store" },
+            },
+          },
+        },
+      ],
+      headers: [
+        {
+          name: "Last-Event-ID",
+          description:
+            "The id (logIndex) of the last event received: the stream resumes after it, instead of at fromIndex. EventSource sends it when it reconnects.",
+          schema: { type: "string", pattern: "^[0-9]{1,19}$" },
+        },
+      ],
+      errors: [
+        {
+          status: 400,
+          description:
+            "A parameter or Last-Event-ID is wrong (the message names it), or plain HTTP in production. Sent before the stream opens, as JSON.",
+          messages: [
+            "Last-Event-ID must be the logIndex of an event (a non-negative integer)",
+            ...STREAM_400,
+            HTTPS_400,
+          ],
+          exact: false,
+        },
+        reader401,
+        reader403,
+        common.internal,
+        reads503({
+          message: Messages.shuttingDown,
+          description: "a follow is refused while this instance shuts down (with Retry-After)",
+        }),
       ],
     },
   };

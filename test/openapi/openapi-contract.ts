@@ -1,8 +1,9 @@
 /**
  * Checks an observed REST response against the OpenAPI document: the status is documented
- * for the operation, the body validates against that status's schema (JSON Schema 2020-12
- * with formats, by Ajv, the document's own `$ref`s resolved), and each documented header
- * that is present matches its schema. Returns the problems found (none: it conforms).
+ * for the operation, the Content-Type is one of that status's media types, the body
+ * validates against that media type's schema (JSON Schema 2020-12 with formats, by Ajv,
+ * the document's own `$ref`s resolved), and each documented header that is present
+ * matches its schema. Returns the problems found (none: it conforms).
  */
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -33,7 +34,11 @@ interface Operation {
   >;
 }
 
-/** A response as a client observed it. */
+/**
+ * A response as a client observed it. `body` as its media type is modeled: parsed JSON;
+ * NDJSON as the array of its lines' objects; Server-Sent Events as the array of events
+ * (objects of their fields, comments left out); any other text as the string.
+ */
 export interface ObservedResponse {
   status: number;
   headers: Headers;
@@ -80,16 +85,21 @@ export function createContract(document: OpenApiDocument) {
       }
       const problems: string[] = [];
       const base = `/paths/${pointerSegment(path)}/${verb}/responses/${response.status}`;
-      const contentType = response.headers.get("content-type") ?? "";
       if (documented.content) {
-        if (!contentType.startsWith("application/json")) {
-          problems.push(`content-type ${contentType} is not application/json`);
-        }
-        const validate = validator(`${base}/content/application~1json/schema`);
-        if (!validate(response.body)) {
+        // The media type by the response's Content-Type, without its parameters.
+        const contentType = response.headers.get("content-type") ?? "";
+        const media = contentType.split(";")[0]?.trim().toLowerCase() ?? "";
+        if (!(media in documented.content)) {
           problems.push(
-            `${method} ${path} ${response.status} body ${JSON.stringify(response.body)}: ${ajv.errorsText(validate.errors)}`,
+            `content-type ${contentType} is not one of ${Object.keys(documented.content).join(", ")}`,
           );
+        } else {
+          const validate = validator(`${base}/content/${pointerSegment(media)}/schema`);
+          if (!validate(response.body)) {
+            problems.push(
+              `${method} ${path} ${response.status} body ${JSON.stringify(response.body)}: ${ajv.errorsText(validate.errors)}`,
+            );
+          }
         }
       }
       for (const [name, header] of Object.entries(documented.headers ?? {})) {
@@ -106,6 +116,13 @@ export function createContract(document: OpenApiDocument) {
         if (!validate(value)) problems.push(`header ${name}: ${ajv.errorsText(validate.errors)}`);
       }
       return problems;
+    },
+    /** The problems of `value` against a component schema (`LoggedEvent`); empty: it conforms. */
+    checkSchema(name: string, value: unknown): string[] {
+      const validate = validator(`/components/schemas/${pointerSegment(name)}`);
+      return validate(value)
+        ? []
+        : [`${name} ${JSON.stringify(value)}: ${ajv.errorsText(validate.errors)}`];
     },
   };
 }

@@ -11,7 +11,10 @@ import { Plan } from "../../gen/audit/v1/admin_pb.js";
 import { http as httpRule } from "../../gen/google/api/annotations_pb.js";
 import { SERVICES } from "../../src/app.js";
 import { utcMonth } from "../../src/limits/monthly-quota.js";
+import { CSV_HEADER } from "../../src/transport/event-rendering.js";
+import { EXPORT_PATH, STREAM_PATH } from "../../src/transport/rest-streams.js";
 import { bearer, issueToken, listEvents, tokenFor } from "../events/events-client.js";
+import { exportUrl, ndjson, openSse, type SseEvent } from "../events/log-streams-client.js";
 import {
   type ProvisionedKey,
   postEvent,
@@ -25,6 +28,8 @@ const RATE_LIMIT_MAX = 5;
 const CREATE = ["POST", "/api/ingest/event"] as const;
 const LIST = ["GET", "/api/events"] as const;
 const TOKENS = ["POST", "/api/tokens/frontend"] as const;
+const EXPORT = ["GET", EXPORT_PATH] as const;
+const STREAM = ["GET", STREAM_PATH] as const;
 
 describe("the OpenAPI document", () => {
   const document = readOpenApiDocument();
@@ -60,7 +65,7 @@ describe("the OpenAPI document", () => {
     expect(validator.version).toBe("3.1");
   });
 
-  it("has one operation per google.api.http route of the services the app serves", () => {
+  it("has one operation per google.api.http route of the services the app serves, and the REST streams", () => {
     const operations = Object.entries(document.paths).flatMap(([path, item]) =>
       Object.keys(item).map((verb) => `${verb.toUpperCase()} ${path}`),
     );
@@ -70,7 +75,9 @@ describe("the OpenAPI document", () => {
         const { pattern } = getOption(method, httpRule);
         return `${String(pattern.case).toUpperCase()} ${String(pattern.value)}`;
       });
-    expect(operations.sort()).toEqual(routes.sort());
+    // The REST forms of the server streams (rest-streams.ts), which have no annotation.
+    const streams = [`GET ${EXPORT_PATH}`, `GET ${STREAM_PATH}`];
+    expect(operations.sort()).toEqual([...routes, ...streams].sort());
     expect(routes).toContain("POST /api/ingest/event");
     expect(routes).toContain("GET /api/events");
   });
@@ -308,6 +315,143 @@ describe("the OpenAPI document", () => {
       expectConforms(TOKENS, await issueToken(server, {}), 401);
       const token = await tokenFor(server, key.secret);
       expectConforms(TOKENS, await issueToken(server, bearer(token)), 403);
+    });
+  });
+
+  describe("Export and follow responses conform", () => {
+    let key: ProvisionedKey;
+
+    beforeAll(async () => {
+      key = await server.provision();
+      await create(key, validEvent({ entityId: "streamed-1", actorDisplay: "=cmd" }));
+      await create(key, validEvent({ entityId: "streamed-2", context: { a: [1, "b"] } }));
+    });
+
+    /** GET of an export or stream URL; a JSON error body parsed, other bodies as text. */
+    const get = async (url: string, headers: Record<string, string>) => {
+      const response = await fetch(url, { headers });
+      const text = await response.text();
+      const json = (response.headers.get("content-type") ?? "").startsWith("application/json");
+      return {
+        status: response.status,
+        headers: response.headers,
+        text,
+        body: json ? JSON.parse(text) : text,
+      };
+    };
+    /** SSE events as the document models them: objects of their fields. */
+    const sseItems = (events: readonly SseEvent[]) =>
+      events.map((event) =>
+        event.event === "message"
+          ? { id: event.id, data: event.data }
+          : { event: event.event, data: event.data },
+      );
+
+    it("200 NDJSON: each line an event with its logIndex, with the documented headers", async () => {
+      const response = await get(exportUrl(server, {}), bearer(key.secret));
+      const lines = ndjson(response.text);
+      expectConforms(EXPORT, { ...response, body: lines }, 200);
+      expect(lines.map((line) => line.logIndex)).toEqual([0, 1]);
+      expect(response.headers.get("content-disposition")).toMatch(/\.ndjson"$/);
+    });
+
+    it("200 CSV, with a frontend token, from a range", async () => {
+      const token = await tokenFor(server, key.secret);
+      const response = await get(exportUrl(server, { format: "csv", fromIndex: 1 }), bearer(token));
+      expectConforms(EXPORT, response, 200);
+      expect(response.headers.get("content-type")).toBe("text/csv; charset=utf-8; header=present");
+      expect(response.text.startsWith(CSV_HEADER)).toBe(true);
+      expect(response.headers.get("x-export-from-index")).toBe("1");
+    });
+
+    it.each([
+      [{ format: "xml" }],
+      [{ fromIndex: 5 }],
+      [{ fromIndex: 1, toIndex: 0 }],
+      [{ fromIndex: "first" }],
+      [{ limit: 5 }],
+      [{ actorId: "" }],
+    ])("export: 400 for %j", async (params) => {
+      expectConforms(EXPORT, await get(exportUrl(server, params), bearer(key.secret)), 400);
+    });
+
+    it("export: 401 without a credential and with an invalid token; 403 with a revoked key", async () => {
+      expectConforms(EXPORT, await get(exportUrl(server), {}), 401);
+      expectConforms(
+        EXPORT,
+        await get(exportUrl(server), bearer("eyJhbGciOiJIUzI1NiJ9.e30.c2ln")),
+        401,
+      );
+      const revoked = await server.provision();
+      await server.admin.revokeApiKey({ id: revoked.keyId });
+      expectConforms(EXPORT, await get(exportUrl(server), bearer(revoked.secret)), 403);
+    });
+
+    it("200 Server-Sent Events: each event's id its logIndex, its data the event", async () => {
+      const stream = await openSse(`${server.url}${STREAM_PATH}`, {
+        ...bearer(key.secret),
+        "last-event-id": "0",
+      });
+      try {
+        const events = await stream.until((s) => s.events.length >= 1);
+        expectConforms(STREAM, { ...stream, body: sseItems(events) }, 200);
+        expect(events.map((event) => event.id)).toEqual(["1"]);
+        for (const event of events) {
+          expect(contract.checkSchema("LoggedEvent", JSON.parse(event.data))).toEqual([]);
+        }
+      } finally {
+        stream.close();
+      }
+    });
+
+    it("follow: 400 for a bad Last-Event-ID and a bad fromIndex, 401, 403", async () => {
+      const url = `${server.url}${STREAM_PATH}`;
+      expectConforms(STREAM, await get(url, { ...bearer(key.secret), "last-event-id": "x" }), 400);
+      expectConforms(STREAM, await get(`${url}?fromIndex=-1`, bearer(key.secret)), 400);
+      expectConforms(STREAM, await get(`${url}?cursor=abc`, bearer(key.secret)), 400);
+      expectConforms(STREAM, await get(url, {}), 401);
+      const revoked = await server.provision();
+      await server.admin.revokeApiKey({ id: revoked.keyId });
+      expectConforms(STREAM, await get(url, bearer(revoked.secret)), 403);
+    });
+
+    it("a streamed body that breaks the document is reported (the checks can fail)", () => {
+      const ndjsonHeaders = new Headers({
+        "content-type": "application/x-ndjson; charset=utf-8",
+        "x-request-id": "r",
+        "content-disposition": 'attachment; filename="audit-events-p-test-0-0.ndjson"',
+        "x-export-from-index": "0",
+        "x-export-end-index": "1",
+        "cache-control": "no-store",
+      });
+      // A line without its logIndex.
+      const event = { eventId: "x" };
+      expect(
+        contract.check(...EXPORT, { status: 200, headers: ndjsonHeaders, body: [event] }),
+      ).toHaveLength(1);
+      const jsonHeaders = new Headers(ndjsonHeaders);
+      jsonHeaders.set("content-type", "application/json");
+      expect(contract.check(...EXPORT, { status: 200, headers: jsonHeaders, body: [] })).toEqual([
+        "content-type application/json is not one of application/x-ndjson, text/csv",
+      ]);
+      const noRange = new Headers(ndjsonHeaders);
+      noRange.delete("x-export-end-index");
+      expect(contract.check(...EXPORT, { status: 200, headers: noRange, body: [] })).toEqual([
+        "header X-Export-End-Index is missing",
+      ]);
+      const sseHeaders = new Headers({
+        "content-type": "text/event-stream; charset=utf-8",
+        "x-request-id": "r",
+        "cache-control": "no-store",
+      });
+      expect(
+        contract.check(...STREAM, {
+          status: 200,
+          headers: sseHeaders,
+          body: [{ id: "x", data: "{}" }],
+        }),
+      ).toHaveLength(1);
+      expect(contract.checkSchema("LoggedEvent", { eventId: "x" })).toHaveLength(1);
     });
   });
 
