@@ -37,6 +37,7 @@ import { createLogWaker } from "./events/log-wake.js";
 import { createTokenService } from "./events/token-service.js";
 import { createBulkIngestService } from "./ingest/bulk-ingest.js";
 import { createIngestService } from "./ingest/ingest-service.js";
+import { createRetentionJob } from "./lifecycle/retention-job.js";
 import { createRetentionService } from "./lifecycle/retention-service.js";
 import { createLimits } from "./limits/limits.js";
 import { createIntegrator } from "./log/integrator.js";
@@ -190,6 +191,14 @@ export async function createApp(
       if (result.integrated > 0) waker.passCommitted();
     },
   });
+  // Retention's expiry job (docs/lifecycle.md): erases, as tombstones, integrated events
+  // older than their log's period.
+  const retentionJob = createRetentionJob({
+    db,
+    logger,
+    intervalMs: config.RETENTION_INTERVAL_SECONDS * 1000,
+    ...(config.RETENTION_BATCH_SIZE ? { batchSize: config.RETENTION_BATCH_SIZE } : {}),
+  });
   metrics.readLogLag(async () => {
     const lag = await readLagSummary(db);
     return {
@@ -325,6 +334,7 @@ export async function createApp(
     integrator.start();
     await waker.start();
     checkpoints.start();
+    retentionJob.start();
   };
   if (startup.reachedAtStart) await startBackground();
   else startup.ready.then(startBackground, () => {});
@@ -367,6 +377,7 @@ export async function createApp(
       await events.drain();
       await batches.drain();
       await integrator.stop();
+      await retentionJob.stop();
       await notifications?.close();
       await checkpoints.stop();
       await limits.close();

@@ -87,6 +87,10 @@ const schema = z.object({
     .regex(/^[^\s+/]+$/, "must be a name without spaces, '+' or '/' (the service's host name)")
     .default("audit-event-service"),
   LOG_CHECKPOINT_INTERVAL_MS: integer(10, 60_000).default(1000),
+  // Retention (docs/lifecycle.md): how often the expiry job runs; at least hourly.
+  RETENTION_INTERVAL_SECONDS: integer(1, 3_600).default(3_600),
+  // Events per expiry batch (one transaction); unset: 5,000 on PostgreSQL, 1,000 on PGlite.
+  RETENTION_BATCH_SIZE: integer(1, 100_000).optional(),
 });
 
 /** The parsed configuration. */
