@@ -5,8 +5,9 @@
  * exactly the tombstone an erasure leaves.
  *
  * Invariants:
- * - Only integrated events expire: the batch is read from `event_index`, so a journal row
- *   without a log index (and a leaf) is left for a later run.
+ * - Only integrated events whose leaf is in the log's tree expire: the batch is read from
+ *   `event_index` below `log_trees.size`, so a journal row without a log index, or an event
+ *   whose leaf is still to be computed from its content, is left for a later run.
  * - A batch is one transaction holding the log's retention lock: every event of it is a
  *   tombstone, or none is (a crash leaves no half-erased event); two instances never work
  *   one log at once.
@@ -105,6 +106,10 @@ export async function expireBatch(
        join events e on e.project_id = i.project_id and e.environment = i.environment
                     and e.xid = i.xid and e.id = i.id
       where i.project_id = $1 and i.environment = $2
+        -- Only events whose leaf is in the tree (a database upgraded from before the
+        -- tree gets its old events' leaves later, computed from their content).
+        and i.log_index < coalesce((select t.size from log_trees t
+                                     where t.project_id = $1 and t.environment = $2), 0)
       order by i.log_index
       limit $4`,
     [log.projectId, log.environment, receivedBefore, batchSize],
