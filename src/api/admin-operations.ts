@@ -47,6 +47,7 @@ import type { ApiKeyRecord, ProjectRecord } from "../store/projects.js";
 import type { RetentionDays } from "../store/retention.js";
 import { isStorableText } from "../vocabulary/storable-text.js";
 import type { EnvironmentName, PlanName } from "../vocabulary/tenancy.js";
+import { longerThan } from "../vocabulary/text-length.js";
 import { decodeRequest } from "./decode-request.js";
 import type { Operation, OperationCall, Operations } from "./operation.js";
 
@@ -103,11 +104,14 @@ export function apiKeyMessage(key: ApiKeyRecord): ApiKey {
   });
 }
 
+/** The longest project name, in characters (code points). */
+const MAX_PROJECT_NAME_CHARS = 200;
+
 /** A project name: 1 to 200 characters once trimmed, storable as SQL text. */
 function projectName(name: string): string {
   const trimmed = name.trim();
-  if (trimmed.length === 0 || trimmed.length > 200) {
-    throw new ServiceError("bad_request", "name must be 1 to 200 characters");
+  if (trimmed.length === 0 || longerThan(trimmed, MAX_PROJECT_NAME_CHARS)) {
+    throw new ServiceError("bad_request", `name must be 1 to ${MAX_PROJECT_NAME_CHARS} characters`);
   }
   if (!isStorableText(trimmed)) {
     throw new ServiceError(

@@ -11,6 +11,7 @@
 import { words } from "../crypto/blind-index.js";
 import { ServiceError } from "../errors.js";
 import { isDateTime } from "../ingest/validation.js";
+import { longerThan } from "../vocabulary/text-length.js";
 
 /** Page size when none is asked for. */
 export const DEFAULT_LIMIT = 50;
@@ -64,7 +65,8 @@ export function parseListParams(json: unknown): ListParams {
 
   const q = text("q");
   if (q !== undefined && q.trim().length > 0) {
-    if (q.length > MAX_QUERY_CHARS) throw bad(`q must be at most ${MAX_QUERY_CHARS} characters`);
+    if (longerThan(q, MAX_QUERY_CHARS))
+      throw bad(`q must be at most ${MAX_QUERY_CHARS} characters`);
     const found = [...new Set(words(q))];
     if (found.length === 0) throw bad("q must contain at least one letter or digit");
     if (found.length > MAX_QUERY_WORDS) throw bad(`q must have at most ${MAX_QUERY_WORDS} words`);

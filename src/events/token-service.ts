@@ -11,7 +11,7 @@ import type { Authenticator } from "../auth/authenticator.js";
 import type { Credential } from "../auth/credentials.js";
 import type { FrontendTokens, IssuedToken } from "../auth/frontend-tokens.js";
 import { ServiceError } from "../errors.js";
-import { codePointLength, MAX_TENANT_ID_CHARS } from "../vocabulary/text-length.js";
+import { longerThan, MAX_TENANT_ID_CHARS } from "../vocabulary/text-length.js";
 
 /** Lifetime of a token when none is asked for, in seconds. */
 export const DEFAULT_TOKEN_SECONDS = 90;
@@ -79,7 +79,7 @@ export function createTokenService(deps: TokenServiceDeps): TokenService {
         tenantField !== undefined &&
         (typeof tenantId !== "string" ||
           tenantId.length === 0 ||
-          codePointLength(tenantId) > MAX_TENANT_ID_CHARS)
+          longerThan(tenantId, MAX_TENANT_ID_CHARS))
       ) {
         throw bad(`tenantId must be a string of 1 to ${MAX_TENANT_ID_CHARS} characters`);
       }

@@ -16,7 +16,7 @@ import {
 } from "../../gen/audit/v1/rules_pb.js";
 import type { FieldIssue } from "../errors.js";
 import { MAX_NESTING, NUMBER_OUT_OF_RANGE } from "../vocabulary/json-limits.js";
-import { codePointLength } from "../vocabulary/text-length.js";
+import { longerThan } from "../vocabulary/text-length.js";
 
 type Path = (string | number)[];
 
@@ -307,7 +307,7 @@ function compileScalar(scalar: ScalarType, rules: FieldRules | undefined): Check
       });
     }
     // Lengths count Unicode code points, so an emoji is one character.
-    if (maxLen > 0 && value.length > maxLen && codePointLength(value) > maxLen) {
+    if (maxLen > 0 && longerThan(value, maxLen)) {
       issues.push({
         path,
         message: `String must contain at most ${maxLen} character(s)`,

@@ -46,6 +46,18 @@ describe("AdminService", () => {
     expect(empty?.code).toBe(Code.InvalidArgument);
   });
 
+  // Lengths count code points (src/vocabulary/text-length.ts), as the spec's "characters".
+  it("a project name of 200 emoji (400 UTF-16 units) is accepted; 201 is refused", async () => {
+    const name = "\u{1F600}".repeat(200);
+    const { project } = await server.admin.createProject({ name, plan: Plan.FREE });
+    expect(project?.name).toBe(name);
+    const refused = await rpcFailure(
+      server.admin.createProject({ name: `${name}\u{1F600}`, plan: Plan.FREE }),
+    );
+    expect(refused.code).toBe(Code.InvalidArgument);
+    expect(refused.rawMessage).toBe("name must be 1 to 200 characters");
+  });
+
   // PostgreSQL text holds neither NUL (it answered 22021, an internal error) nor an
   // unpaired surrogate (the driver would store U+FFFD instead): refused before SQL. Sent
   // as Connect JSON: a binary client would already have made the surrogate U+FFFD.

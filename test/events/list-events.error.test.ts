@@ -99,6 +99,33 @@ describe("List Events refusals", () => {
       await expect400({ q: "a".repeat(513) }, "q must be at most 512 characters");
     });
 
+    // Lengths count code points (src/vocabulary/text-length.ts), as the spec's "characters":
+    // an ideograph outside the BMP (U+20000, a letter: one search word) is one character
+    // though JavaScript counts it as two UTF-16 units.
+    const IDEOGRAPH = "\u{20000}";
+    it("q of 512 astral characters (1,024 UTF-16 units) is accepted; 513 is refused", async () => {
+      const ok = await listEvents(server, bearer(key.secret), { q: IDEOGRAPH.repeat(512) });
+      expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+      await expect400({ q: IDEOGRAPH.repeat(513) }, "q must be at most 512 characters");
+    });
+
+    it.each(["connect", "grpc"] as const)(
+      "%s: q counts characters the same (512 astral accepted, 513 InvalidArgument)",
+      async (protocol) => {
+        const client = clients[protocol];
+        const page = await client.listEvents(
+          { q: IDEOGRAPH.repeat(512) },
+          { headers: bearer(key.secret) },
+        );
+        expect(page.events).toEqual([]);
+        const failure = await rpcFailure(
+          client.listEvents({ q: IDEOGRAPH.repeat(513) }, { headers: bearer(key.secret) }),
+        );
+        expect(failure.code).toBe(Code.InvalidArgument);
+        expect(failure.rawMessage).toBe("q must be at most 512 characters");
+      },
+    );
+
     it("q with more than 16 words", async () => {
       const q = Array.from({ length: 17 }, (_, i) => `word${i}`).join(" ");
       await expect400({ q }, "q must have at most 16 words");

@@ -4,7 +4,11 @@ import { describe, expect, it } from "vitest";
 import { EventSchema } from "../../gen/audit/v1/event_pb.js";
 import { field as fieldRules } from "../../gen/audit/v1/rules_pb.js";
 import { isStorableText } from "../../src/vocabulary/storable-text.js";
-import { codePointLength, MAX_TENANT_ID_CHARS } from "../../src/vocabulary/text-length.js";
+import {
+  codePointLength,
+  longerThan,
+  MAX_TENANT_ID_CHARS,
+} from "../../src/vocabulary/text-length.js";
 
 describe("text length", () => {
   it("counts code points: an emoji is one, a lone surrogate one, ASCII one each", () => {
@@ -12,6 +16,14 @@ describe("text length", () => {
     expect(codePointLength("abc")).toBe(3);
     expect(codePointLength("\u{1F600}\u{1F600}")).toBe(2);
     expect(codePointLength("\uD800x")).toBe(2);
+  });
+
+  it("longerThan counts code points: 3 emoji (6 units) are not longer than 3; 4 are", () => {
+    expect(longerThan("\u{1F600}".repeat(3), 3)).toBe(false);
+    expect(longerThan("\u{1F600}".repeat(4), 3)).toBe(true);
+    expect(longerThan("abc", 3)).toBe(false);
+    expect(longerThan("abcd", 3)).toBe(true);
+    expect(longerThan("", 0)).toBe(false);
   });
 
   it("an event's tenantId rule in event.proto is the tokens' limit", () => {
