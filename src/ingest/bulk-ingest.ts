@@ -16,9 +16,10 @@
  * same body.
  *
  * A stream reads credentials and the rate limit once when it opens and once more per
- * `STREAM_EVENTS_PER_ADMISSION` events; its events go through the single-event write
- * path (group commit, per-event Idempotency-Keys and quota), each acknowledged after its
- * own commit.
+ * `STREAM_EVENTS_PER_ADMISSION` events; the events its operation reads together are
+ * validated and sealed as a group and queued together on the single-event write path
+ * (one group-commit batch: per-event Idempotency-Keys and quota, as Create Event), each
+ * acknowledged once its transaction committed.
  */
 import { hash } from "node:crypto";
 import type { Authenticator, KeyPrincipal } from "../auth/authenticator.js";
@@ -71,14 +72,22 @@ export interface BatchResult {
   replayed: boolean;
 }
 
+/** One event of a stream, with its own Idempotency-Key. */
+export interface StreamItem {
+  event: unknown;
+  idempotencyKey: string | undefined;
+}
+
 /** A stream's admission: its events are written on its principal's behalf. */
 export interface EventStream {
   /**
-   * Validates, seals and writes one event; resolves once it committed (or replays its
-   * key). Throws a ServiceError: `validation` or `conflict` for this event alone; any
+   * Validates, seals and writes a group of events read together, after the groups
+   * given before it, as one group-commit batch: one promise per event, in order, that
+   * resolves once its event committed (or replays its key). Each rejects with a
+   * ServiceError: `validation`, `bad_request` or `conflict` for that event alone; any
    * other kind (quota, rate limit, unavailable) refuses the stream.
    */
-  ingest(event: unknown, idempotencyKey: string | undefined): Promise<WriteResult>;
+  ingest(items: readonly StreamItem[]): Promise<WriteResult>[];
 }
 
 /** Dependencies of bulk ingestion. */
@@ -201,50 +210,106 @@ export function createBulkIngestService(deps: BulkIngestDeps): BulkIngestService
       const principal = await deps.authenticator.requireApiKey(credential);
       await admit(principal);
       let count = 0;
-      // Each event joins the write queue after the one sent before it, so that the log
-      // (and a reused key's first use) keeps the stream's order; sealing overlaps.
+      // Each group of events joins the write queue after the group sent before it, so
+      // that the log (and a reused key's first use) keeps the stream's order; sealing
+      // overlaps the write of the group before.
       let queued: Promise<void> = Promise.resolve();
       return {
-        async ingest(body, idempotencyKey) {
+        ingest(items) {
           const turn = queued;
           let release = () => {};
           queued = new Promise((resolve) => {
             release = resolve;
           });
-          try {
-            return await ingestInTurn(body, idempotencyKey, turn, release);
-          } finally {
-            // Not before this event's turn: a refused event must not let the next one
+          const settlers = items.map(() => settler<WriteResult>());
+          void writeInTurn(items, settlers, turn, release)
+            .catch((error: unknown) => {
+              // Whatever was not settled shares the failure (settling twice is a no-op).
+              for (const one of settlers) one.reject(error);
+            })
+            // Not before this group's turn: a refused group must not let the next one
             // overtake those still ahead of it.
-            void turn.then(release);
-          }
+            .finally(() => void turn.then(release));
+          return settlers.map((one) => one.promise);
         },
       };
 
-      async function ingestInTurn(
-        body: unknown,
-        idempotencyKey: string | undefined,
+      async function writeInTurn(
+        items: readonly StreamItem[],
+        settlers: Settler<WriteResult>[],
         turn: Promise<void>,
         queuedNow: () => void,
-      ): Promise<WriteResult> {
-        count++;
-        if (count > 1 && (count - 1) % STREAM_EVENTS_PER_ADMISSION === 0) await admit(principal);
+      ): Promise<void> {
+        // The rate limit counts once more per STREAM_EVENTS_PER_ADMISSION events: a
+        // refusal refuses the event that crossed the mark and those after it.
+        let admitted = items.length;
+        for (let i = 0; i < items.length; i++) {
+          count++;
+          if (count > 1 && (count - 1) % STREAM_EVENTS_PER_ADMISSION === 0) {
+            try {
+              await admit(principal);
+            } catch (error) {
+              admitted = i;
+              for (const one of settlers.slice(i)) one.reject(error);
+              break;
+            }
+          }
+        }
         const receivedAt = now();
-        const key = checkedIdempotencyKey(idempotencyKey);
-        const { input, event } = await journalEvent(deps.keyring, principal, body, receivedAt);
+        // Ids ascending in the order sent: the log sequences one transaction's events by id.
+        const ids = items.map(() => uuidv7(receivedAt.getTime())).sort();
+        const prepared = await Promise.all(
+          items.slice(0, admitted).map(async (item, i) => {
+            try {
+              const key = checkedIdempotencyKey(item.idempotencyKey);
+              const { input, event } = await journalEvent(
+                deps.keyring,
+                principal,
+                item.event,
+                receivedAt,
+                ids[i],
+              );
+              return {
+                ...event,
+                idempotency: idempotencyClaim(key, eventBodyHash(input), receivedAt, ttlMs),
+              };
+            } catch (error) {
+              settlers[i]?.reject(error);
+              return undefined;
+            }
+          }),
+        );
         await turn;
-        const written = deps.events.createEvent({
-          ...event,
-          idempotency: idempotencyClaim(key, eventBodyHash(input), receivedAt, ttlMs),
+        // Queued in one turn of the event loop: the group commit writes them together.
+        prepared.forEach((event, i) => {
+          const one = settlers[i];
+          if (!event || !one) return;
+          deps.events.createEvent(event).then((result) => {
+            if (!result.replayed) deps.onCreated?.(principal);
+            one.resolve(result);
+          }, one.reject);
         });
-        // Queued (createEvent queues at once): the next event may queue behind it.
         queuedNow();
-        const result = await written;
-        if (!result.replayed) deps.onCreated?.(principal);
-        return result;
       }
     },
   };
+}
+
+/** A promise with its settling functions. */
+interface Settler<T> {
+  promise: Promise<T>;
+  resolve: (value: T) => void;
+  reject: (error: unknown) => void;
+}
+
+function settler<T>(): Settler<T> {
+  let resolve: (value: T) => void = () => {};
+  let reject: (error: unknown) => void = () => {};
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
 }
 
 /** A validated item of a batch: its issues carry its index first. */

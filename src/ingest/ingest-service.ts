@@ -67,21 +67,21 @@ export function checkedIdempotencyKey(key: string | undefined): string | undefin
 }
 
 /**
- * One event validated, given its id and sealed for the journal of `principal`'s log:
- * what Create Event and the IngestEvents stream write (without the idempotency claim).
- * Throws the 422 validation error.
+ * One event validated, given its id (`eventId`, or a new one) and sealed for the journal
+ * of `principal`'s log: what Create Event and the IngestEvents stream write (without the
+ * idempotency claim). Throws the 422 validation error.
  */
 export async function journalEvent(
   keyring: Keyring,
   principal: KeyPrincipal,
   body: unknown,
   receivedAt: Date,
+  eventId: string = uuidv7(receivedAt.getTime()),
 ): Promise<{ input: EventInput; event: Omit<NewEvent, "idempotency"> }> {
   const { value: input, issues } = eventValidator.validate(body);
   if (issues.length > 0) {
     throw new ServiceError("validation", Messages.validationFailed, { issues });
   }
-  const eventId = uuidv7(receivedAt.getTime());
   const keys = await keyring.forProject(principal.projectId);
   const at = { projectId: principal.projectId, environment: principal.environment, eventId };
   return {

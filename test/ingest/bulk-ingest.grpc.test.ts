@@ -20,6 +20,7 @@ import { utcMonth } from "../../src/limits/monthly-quota.js";
 import { bearer, listedEvents } from "../events/events-client.js";
 import {
   type ProvisionedKey,
+  postEvent,
   startTestServer,
   type TestServer,
   validEvent,
@@ -199,6 +200,27 @@ describe("bulk ingestion over gRPC", () => {
     );
     expect(acks[4]?.result?.eventId).toBeTruthy();
     expect(await storedCount(key)).toBe(2);
+  });
+
+  it("IngestEvents shares Create Event's Idempotency-Keys: a key first used over REST replays or conflicts", async () => {
+    const key = await server.provision();
+    const sent = validEvent({ entityId: "shared-key" });
+    const created = await postEvent(server, sent, {
+      ...headers(key),
+      "idempotency-key": "from-rest",
+    });
+    expect(created.status).toBe(201);
+    const { acks, error } = await stream(key, [
+      request(sent, "from-rest"),
+      request(validEvent({ entityId: "another" }), "from-rest"),
+    ]);
+    expect(error).toBeUndefined();
+    expect(acks[0]?.replayed).toBe(true);
+    expect(acks[0]?.result?.eventId).toBe(created.body.eventId);
+    expect(acks[1]?.result?.error).toBe(
+      "Idempotency key conflict: same key used with different body",
+    );
+    expect(await storedCount(key)).toBe(1);
   });
 
   it("IngestEvents ends with ResourceExhausted when the quota is reached, after acknowledging what was stored", async () => {
