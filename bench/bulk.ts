@@ -4,7 +4,9 @@
  *                   per batch (what a team would write themselves)
  *   service REST    POST /api/ingest/events, batches of 100 ~1 KB events
  *   service stream  the IngestEvents gRPC stream, the same events one message each
- * For each: acknowledged events/s; for the service also events/s through to searchable
+ * For each: acknowledged events/s and the server process's CPU per event (all its threads:
+ * under load from other work on the machine, the figure that moves least); for the
+ * service also events/s (and CPU per event) through to searchable
  * (until the integrator has indexed every acknowledged event), the server's memory (RSS)
  * and the integrator's lag (events acknowledged, not yet indexed), sampled every second.
  *
@@ -16,7 +18,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
-import { cpus } from "node:os";
+import { cpus, loadavg } from "node:os";
 import { parseArgs } from "node:util";
 import { create, fromJson } from "@bufbuild/protobuf";
 import { createClient } from "@connectrpc/connect";
@@ -27,7 +29,7 @@ import { EventSchema } from "../gen/audit/v1/event_pb.js";
 import { IngestEventsRequestSchema, IngestService } from "../gen/audit/v1/ingest_pb.js";
 import { createAdminClient } from "../src/admin/admin-client.js";
 import { sampleEvent } from "./event-body.js";
-import { recreateDatabase } from "./machine.js";
+import { cpuSeconds, recreateDatabase } from "./machine.js";
 
 const { values } = parseArgs({
   options: {
@@ -35,6 +37,9 @@ const { values } = parseArgs({
     connections: { type: "string", default: "8" },
     streams: { type: "string", default: "4" },
     soak: { type: "string", default: "0" },
+    rounds: { type: "string", default: "1" },
+    only: { type: "string" },
+    profile: { type: "string" },
   },
 });
 const duration = Number(values.duration) * 1000;
@@ -183,9 +188,16 @@ async function searchable(sql: postgres.Sql): Promise<number> {
 
 interface Row {
   name: string;
+  round: number;
   seconds: number;
   acked: number;
   ackedPerSecond: number;
+  /** Acknowledged events/s over that of the plain run of the same round. */
+  vsPlain: number;
+  /** The server process's CPU (all threads) per acknowledged event, during the load. */
+  serverCpuUsPerEvent: number;
+  /** The same through to searchable: the load and the catch-up after it. */
+  serverCpuUsPerSearchable?: number;
   searchablePerSecond?: number;
   catchUpSeconds?: number;
   rssMbFirst?: number;
@@ -194,15 +206,26 @@ interface Row {
   lagMax?: number;
 }
 
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
+};
+
 async function main() {
-  process.stderr.write(`bench:bulk: ${cpus().length} cores, ${values.duration} s per scenario\n`);
+  const rounds = Math.max(1, Number(values.rounds));
+  process.stderr.write(
+    `bench:bulk: ${cpus().length} cores, ${values.duration} s per scenario, ${rounds} round(s), load average ${loadavg()
+      .map((n) => n.toFixed(1))
+      .join(" ")}\n`,
+  );
   await new Promise<void>((resolve, reject) => {
     const build = spawn("npm", ["run", "--silent", "build"], { cwd: root, stdio: "inherit" });
     build.once("exit", (code) => (code === 0 ? resolve() : reject(new Error(`build ${code}`))));
   });
   const rows: Row[] = [];
 
-  // The plain reference.
+  // The plain reference, up for the whole run (idle while the service is measured).
   const plainUrl = await recreateDatabase("audit_bench_plain_bulk");
   const plain = await start(
     ["--import", "tsx", "bench/plain-bulk-server.ts", "0", plainUrl],
@@ -215,23 +238,16 @@ async function main() {
     await plainSql`insert into plain_keys values (${createHash("sha256").update(key).digest("hex")}, ${randomUUID()})`;
   }
   await plainSql.end();
-  process.stderr.write("  plain bulk ...\n");
-  let t0 = Date.now();
-  const plainAcked = await restLoad(`http://127.0.0.1:${plain.port}`, plainKeys, t0 + duration);
-  let seconds = (Date.now() - t0) / 1000;
-  rows.push({
-    name: "plain bulk (REST, 1 INSERT per batch)",
-    seconds,
-    acked: plainAcked,
-    ackedPerSecond: plainAcked / seconds,
-  });
-  await stop(plain.child);
 
   // The service on PostgreSQL.
   const databaseUrl = await recreateDatabase("audit_bench_bulk");
   const adminToken = randomBytes(24).toString("hex");
+  if (values.profile) await mkdir(values.profile, { recursive: true });
   const service = await start(
-    ["dist/src/main.js"],
+    [
+      ...(values.profile ? ["--cpu-prof", "--cpu-prof-dir", values.profile] : []),
+      "dist/src/main.js",
+    ],
     {
       PORT: "0",
       HOST: "127.0.0.1",
@@ -264,21 +280,34 @@ async function main() {
   const sql = postgres(databaseUrl, { max: 2, onnotice: () => {} });
   const pid = service.child.pid ?? 0;
 
-  const measure = async (name: string, load: (until: number) => Promise<number>, ms: number) => {
-    process.stderr.write(`  ${name} ...\n`);
+  const measure = async (
+    name: string,
+    round: number,
+    plainRate: number,
+    load: (until: number) => Promise<number>,
+    ms: number,
+  ) => {
+    process.stderr.write(`  ${name} (round ${round}) ...\n`);
     await searchable(sql);
-    t0 = Date.now();
+    const cpu0 = await cpuSeconds(pid);
+    const t0 = Date.now();
     const running = load(t0 + ms);
     const samples = sampler(pid, sql, running);
     const acked = await running;
-    seconds = (Date.now() - t0) / 1000;
+    const seconds = (Date.now() - t0) / 1000;
+    const cpu1 = await cpuSeconds(pid);
     const catchUp = await searchable(sql);
+    const cpu2 = await cpuSeconds(pid);
     const seen = await samples;
     rows.push({
       name,
+      round,
       seconds,
       acked,
       ackedPerSecond: acked / seconds,
+      vsPlain: acked / seconds / plainRate,
+      serverCpuUsPerEvent: ((cpu1 - cpu0) / acked) * 1e6,
+      serverCpuUsPerSearchable: ((cpu2 - cpu0) / acked) * 1e6,
       searchablePerSecond: acked / (seconds + catchUp),
       catchUpSeconds: catchUp,
       rssMbFirst: seen[0]?.rssMb ?? 0,
@@ -288,20 +317,49 @@ async function main() {
     });
     return seen;
   };
-  await measure(
-    `service REST batches of ${BATCH}`,
-    (until) => restLoad(url, keys, until),
-    duration,
-  );
-  await measure(
-    "service gRPC IngestEvents stream",
-    (until) => streamLoad(url, keys, until),
-    duration,
-  );
+
+  for (let round = 1; round <= rounds; round++) {
+    process.stderr.write(`  plain bulk (round ${round}) ...\n`);
+    const plainPid = plain.child.pid ?? 0;
+    const cpu0 = await cpuSeconds(plainPid);
+    const t0 = Date.now();
+    const plainAcked = await restLoad(`http://127.0.0.1:${plain.port}`, plainKeys, t0 + duration);
+    const seconds = (Date.now() - t0) / 1000;
+    const cpu1 = await cpuSeconds(plainPid);
+    const plainRate = plainAcked / seconds;
+    rows.push({
+      name: "plain bulk (REST, 1 INSERT per batch)",
+      round,
+      seconds,
+      acked: plainAcked,
+      ackedPerSecond: plainRate,
+      vsPlain: 1,
+      serverCpuUsPerEvent: ((cpu1 - cpu0) / plainAcked) * 1e6,
+    });
+    if (values.only !== "stream")
+      await measure(
+        `service REST batches of ${BATCH}`,
+        round,
+        plainRate,
+        (until) => restLoad(url, keys, until),
+        duration,
+      );
+    if (values.only !== "rest")
+      await measure(
+        "service gRPC IngestEvents stream",
+        round,
+        plainRate,
+        (until) => streamLoad(url, keys, until),
+        duration,
+      );
+  }
+  await stop(plain.child);
   let soak: Sample[] = [];
   if (Number(values.soak) > 0) {
     soak = await measure(
       `soak: service REST for ${values.soak} s`,
+      0,
+      Number.NaN,
       (until) => restLoad(url, keys, until),
       Number(values.soak) * 1000,
     );
@@ -309,12 +367,16 @@ async function main() {
   await sql.end();
   await stop(service.child);
 
-  const plainRate = rows[0]?.ackedPerSecond ?? 1;
   const table = rows.map((row) => ({
     scenario: row.name,
+    round: row.round || "soak",
     "acked ev/s": Math.round(row.ackedPerSecond),
-    "vs plain": (row.ackedPerSecond / plainRate).toFixed(2),
+    "vs plain": Number.isNaN(row.vsPlain) ? "" : row.vsPlain.toFixed(2),
+    "server CPU µs/ev": Math.round(row.serverCpuUsPerEvent),
     "searchable ev/s": row.searchablePerSecond ? Math.round(row.searchablePerSecond) : "",
+    "server CPU µs/searchable ev": row.serverCpuUsPerSearchable
+      ? Math.round(row.serverCpuUsPerSearchable)
+      : "",
     "catch-up s": row.catchUpSeconds?.toFixed(1) ?? "",
     "RSS MB first/last/max": row.rssMbMax
       ? `${row.rssMbFirst?.toFixed(0)}/${row.rssMbLast?.toFixed(0)}/${row.rssMbMax.toFixed(0)}`
@@ -322,22 +384,41 @@ async function main() {
     "max lag (events)": row.lagMax ?? "",
   }));
   console.table(table);
+  const names = [...new Set(rows.filter((row) => row.round > 0).map((row) => row.name))];
+  const medians = names.map((name) => {
+    const mine = rows.filter((row) => row.name === name && row.round > 0);
+    return {
+      scenario: name,
+      "median acked ev/s": Math.round(median(mine.map((row) => row.ackedPerSecond))),
+      "median vs plain": median(mine.map((row) => row.vsPlain)).toFixed(2),
+      "median server CPU µs/ev": Math.round(median(mine.map((row) => row.serverCpuUsPerEvent))),
+      "median searchable ev/s": mine[0]?.searchablePerSecond
+        ? Math.round(median(mine.map((row) => row.searchablePerSecond ?? 0)))
+        : "",
+    };
+  });
+  if (rounds > 1) console.table(medians);
   if (soak.length > 0) {
     const windows = [];
     for (let at = 0; at < soak.length; at += 30) {
       const part = soak.slice(at, at + 30);
       windows.push({
         window: `${part[0]?.second ?? 0}-${part.at(-1)?.second ?? 0} s`,
-        "RSS MB max": Math.max(...part.map((s) => s.rssMb)).toFixed(0),
-        "lag max": Math.max(...part.map((s) => s.lag)),
+        "RSS MB min/max": `${Math.min(...part.map((s) => s.rssMb)).toFixed(0)}/${Math.max(...part.map((s) => s.rssMb)).toFixed(0)}`,
+        "lag min/max": `${Math.min(...part.map((s) => s.lag))}/${Math.max(...part.map((s) => s.lag))}`,
       });
     }
     console.table(windows);
   }
+  process.stderr.write(
+    `load average at the end: ${loadavg()
+      .map((n) => n.toFixed(1))
+      .join(" ")}\n`,
+  );
   await mkdir(`${root}bench/results`, { recursive: true });
   await writeFile(
     `${root}bench/results/bulk-latest.json`,
-    `${JSON.stringify({ rows, soak }, null, 2)}\n`,
+    `${JSON.stringify({ loadavg: loadavg(), rows, medians, soak }, null, 2)}\n`,
   );
 }
 

@@ -28,7 +28,13 @@ import type { Keyring } from "../crypto/keyring.js";
 import { type FieldIssue, Messages, ServiceError } from "../errors.js";
 import { uuidv7 } from "../ids.js";
 import type { AdmissionCheck } from "../limits/admission.js";
-import type { BatchAppender, BatchEvent, HeldBatch } from "../store/batch-append.js";
+import {
+  type BatchAppender,
+  type BatchAppendResult,
+  type BatchEvent,
+  type HeldBatch,
+  RefusedValues,
+} from "../store/batch-append.js";
 import type { EventStore, WriteResult } from "../store/events.js";
 import type { EventInput } from "../vocabulary/event-input.js";
 import { canonicalHash } from "./canonical-json.js";
@@ -173,34 +179,52 @@ export function createBulkIngestService(deps: BulkIngestDeps): BulkIngestService
               ),
             });
 
-      const outcome = await deps.batches.append({
-        projectId: principal.projectId,
-        environment: principal.environment,
-        receivedAt,
-        events: sealed,
-        claim:
-          idempotencyKey === undefined || bodyHash === undefined
-            ? undefined
-            : {
-                keyHash: hash("sha256", idempotencyKey, "buffer"),
-                bodyHash,
-                expiresAt: new Date(receivedAt.getTime() + ttlMs),
-                eventIds: itemIds,
-              },
-      });
+      const claim =
+        idempotencyKey === undefined || bodyHash === undefined
+          ? undefined
+          : {
+              keyHash: hash("sha256", idempotencyKey, "buffer"),
+              bodyHash,
+              expiresAt: new Date(receivedAt.getTime() + ttlMs),
+              eventIds: itemIds,
+            };
+      let outcome: BatchAppendResult;
+      try {
+        outcome = await deps.batches.append({
+          projectId: principal.projectId,
+          environment: principal.environment,
+          atomic,
+          receivedAt,
+          events: sealed,
+          claim,
+        });
+      } catch (error) {
+        if (!(error instanceof RefusedValues)) throw error;
+        // Nothing stored (atomic, or every valid event refused): a 422 like any other.
+        throw new ServiceError("validation", Messages.validationFailed, {
+          issues: checked.flatMap((item, i) =>
+            refusedIssues(item, itemIds[i] ?? null, error.eventIds),
+          ),
+        });
+      }
       if (outcome.kind === "held") {
         if (!bodyHash || !outcome.held.bodyHash.equals(bodyHash)) {
           throw new ServiceError("conflict", Messages.idempotencyConflict);
         }
         return { results: replayResults(outcome.held, checked), replayed: true };
       }
-      for (const _ of sealed) deps.onCreated?.(principal);
+      const { refused } = outcome;
+      for (let n = sealed.length - refused.size; n > 0; n--) deps.onCreated?.(principal);
       return {
         results: checked.map((item, i) => {
           const eventId = itemIds[i];
-          return eventId
+          return eventId && !refused.has(eventId)
             ? { stored: true, eventId, receivedAt }
-            : { stored: false, error: Messages.validationFailed, details: item.issues };
+            : {
+                stored: false,
+                error: Messages.validationFailed,
+                details: refusedIssues(item, eventId ?? null, refused),
+              };
         }),
         replayed: false,
       };
@@ -385,6 +409,19 @@ function jsonType(value: unknown): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "array";
   return typeof value;
+}
+
+/** The message of an item whose value the database refused (no such value is known). */
+export const REFUSED_VALUE = "A value of this event cannot be stored";
+
+/** An item's issues: its validation's, or the database's refusal of its event. */
+function refusedIssues(
+  item: CheckedItem,
+  eventId: string | null,
+  refused: ReadonlySet<string>,
+): FieldIssue[] {
+  if (eventId === null || !refused.has(eventId)) return item.issues;
+  return [{ path: [item.index], message: REFUSED_VALUE, code: "custom" }];
 }
 
 /** A replay's results: the claim's ids, and the issues of the items it refused. */

@@ -18,10 +18,20 @@
  *
  * Lock order: the batch key, then the counter row. The single-event path locks counter
  * rows, then its own keys: no cycle, so no deadlock.
+ *
+ * A value the database refuses (SQLSTATE class 22 or 23) fails the whole statement, and
+ * nothing of it was written. Each event is then tried alone in a transaction that is
+ * rolled back (a probe; postgres.js fails a transaction in which any statement failed,
+ * so savepoints cannot do it), and the batch is appended again without the events
+ * refused, which are named (`refused`); in atomic mode, or when none is left, nothing is
+ * written and `RefusedValues` is thrown. Rare: what validation lets through is sealed
+ * before it reaches the database, so no such value is known today.
  */
 import type { SealedEvent } from "../crypto/event-cipher.js";
 import { ServiceError } from "../errors.js";
 import type { Db, Queryable } from "./db.js";
+import { isRefusedValue } from "./group-commit.js";
+import { slices } from "./journal-append.js";
 import { type QuotaPolicy, utcMonth } from "./write-model.js";
 
 /** One event of a batch, sealed. */
@@ -44,6 +54,8 @@ export interface BatchClaim {
 export interface NewBatch {
   projectId: string;
   environment: string;
+  /** All or nothing: an event whose value the database refuses refuses the batch. */
+  atomic: boolean;
   /** Shared by every event of the batch. */
   receivedAt: Date;
   /** In log order (their ids ascending, so that the log keeps the request's order). */
@@ -58,8 +70,30 @@ export interface HeldBatch {
   receivedAt: Date;
 }
 
-/** The outcome of an append: stored now, or the key's earlier batch. */
-export type BatchAppendResult = { kind: "stored" } | { kind: "held"; held: HeldBatch };
+/**
+ * The outcome of an append: stored now (but for the events whose value the database
+ * refused, by id), or the key's earlier batch.
+ */
+export type BatchAppendResult =
+  | { kind: "stored"; refused: ReadonlySet<string> }
+  | { kind: "held"; held: HeldBatch };
+
+/**
+ * Thrown when the database refused a value of the batch and nothing was stored: the
+ * batch was atomic, or every event was refused.
+ */
+export class RefusedValues extends Error {
+  /** The ids of the events whose value the database refused. */
+  readonly eventIds: ReadonlySet<string>;
+
+  constructor(eventIds: ReadonlySet<string>) {
+    super(`the database refused ${eventIds.size} event(s) of the batch`);
+    this.name = "RefusedValues";
+    this.eventIds = eventIds;
+  }
+}
+
+const NONE_REFUSED: ReadonlySet<string> = new Set();
 
 /** The batch write path. */
 export interface BatchAppender {
@@ -104,10 +138,28 @@ export function createBatchAppender(db: Db, options: BatchAppenderOptions): Batc
     async append(batch) {
       await acquire();
       try {
-        const result = batch.claim
-          ? await db.transaction((tx) => appendClaimed(tx, batch, batch.claim, options.quota))
-          : await appendEvents(db, batch, options.quota);
-        if (result.kind === "stored" && batch.events.length > 0) options.onAppended?.();
+        let result: BatchAppendResult;
+        try {
+          result = batch.claim
+            ? await db.transaction((tx) => appendClaimed(tx, batch, batch.claim, options.quota))
+            : await appendEvents(db, batch, options.quota);
+        } catch (error) {
+          if (!isRefusedValue(error)) throw error;
+          const refused = await refusedEvents(db, batch);
+          // Refused, yet no event alone is: not an event's value; fail as it came.
+          if (refused.size === 0) throw error;
+          if (batch.atomic || refused.size === batch.events.length) {
+            throw new RefusedValues(refused);
+          }
+          const rest = withoutRefused(batch, refused);
+          const appended = rest.claim
+            ? await db.transaction((tx) => appendClaimed(tx, rest, rest.claim, options.quota))
+            : await appendEvents(db, rest, options.quota);
+          result = appended.kind === "stored" ? { kind: "stored", refused } : appended;
+        }
+        if (result.kind === "stored" && batch.events.length > result.refused.size) {
+          options.onAppended?.();
+        }
         return result;
       } finally {
         release();
@@ -135,6 +187,16 @@ async function appendClaimed(
   quota: QuotaPolicy,
 ): Promise<BatchAppendResult> {
   if (!claim) return appendEvents(tx, batch, quota);
+  const held = await claimKey(tx, batch, claim);
+  return held ? { kind: "held", held } : appendEvents(tx, batch, quota);
+}
+
+/** Claims the batch's key; returns the claim that holds it when another does. */
+async function claimKey(
+  tx: Queryable,
+  batch: NewBatch,
+  claim: BatchClaim,
+): Promise<HeldBatch | undefined> {
   const key = [batch.projectId, batch.environment, claim.keyHash];
   // Takes over only an expired claim; waits on a holder whose transaction is open.
   const won = await tx.query(
@@ -148,65 +210,70 @@ async function appendClaimed(
      returning 1`,
     [...key, claim.bodyHash, claim.eventIds, batch.receivedAt, claim.expiresAt],
   );
-  if (won.length === 0) {
-    // A new statement sees the holder's commit (read committed). The ids as JSON: both
-    // drivers parse it alike (postgres.js leaves a uuid[] as its text).
-    const [held] = await tx.query<{
-      body_hash: Uint8Array;
-      event_ids: (string | null)[];
-      received_at: Date;
-    }>(
-      `select body_hash, to_json(event_ids) as event_ids, received_at from batch_idempotency_keys
-        where project_id = $1 and environment = $2 and key_hash = $3`,
-      key,
-    );
-    if (!held) throw new ServiceError("unavailable", "batch idempotency claim not found");
-    return {
-      kind: "held",
-      held: {
-        bodyHash: Buffer.from(held.body_hash),
-        eventIds: held.event_ids,
-        receivedAt: held.received_at,
-      },
-    };
-  }
-  return appendEvents(tx, batch, quota);
+  if (won.length > 0) return undefined;
+  // A new statement sees the holder's commit (read committed). The ids as JSON: both
+  // drivers parse it alike (postgres.js leaves a uuid[] as its text).
+  const [held] = await tx.query<{
+    body_hash: Uint8Array;
+    event_ids: (string | null)[];
+    received_at: Date;
+  }>(
+    `select body_hash, to_json(event_ids) as event_ids, received_at from batch_idempotency_keys
+      where project_id = $1 and environment = $2 and key_hash = $3`,
+    key,
+  );
+  if (!held) throw new ServiceError("unavailable", "batch idempotency claim not found");
+  return {
+    bodyHash: Buffer.from(held.body_hash),
+    eventIds: held.event_ids,
+    receivedAt: held.received_at,
+  };
 }
 
 // One statement: the counter is raised by the batch's size only if the total stays
 // within the plan's limit (a new row only if the batch alone fits); the events and
 // their contexts are inserted only if it was. A counter row that is there but full is
 // still locked by ON CONFLICT until the statement ends, so the refusal's figures are
-// read after it, not raced.
-const APPEND = `
-with plan_limit as (
+// read after it, not raced. The sealed payloads travel as one bytea ($14) and the
+// contexts as another ($15), each event's cut out by its start and length, as the
+// single-event path sends them (journal-append.ts): PostgreSQL reads one large value
+// much faster than an array of them.
+const COUNT = `
+plan_limit as (
   select p.plan, l.lim
     from projects p
-    join unnest($9::text[], $10::int[]) as l(plan, lim) on l.plan = p.plan
+    join unnest($4::text[], $5::int[]) as l(plan, lim) on l.plan = p.plan
    where p.id = $1
 ),
 counted as (
   insert into usage_counters as u (project_id, environment, month, count, last_added)
-  select $1, $2, $4::date, $11::int, $11::int from plan_limit where $11::int <= lim
+  select $1, $2, $3::date, $6::int, $6::int from plan_limit where $6::int <= lim
   on conflict (project_id, environment, month) do update
     set count = u.count + excluded.count, last_added = excluded.count
     where u.count + excluded.count <= (select lim from plan_limit)
   returning u.count
-),
+)`;
+
+const APPEND = `
+with ${COUNT},
 batch as (
-  select * from unnest($5::uuid[], $6::timestamptz[], $7::int[], $8::bytea[], $12::bytea[])
-    as b(id, occurred_at, key_version, payload, context)
+  select * from unnest($8::uuid[], $9::timestamptz[], $10::int[], $11::int[], $12::int[],
+                       $13::int[], $14::int[])
+    as b(id, occurred_at, key_version, payload_at, payload_len, context_at, context_len)
    where exists (select 1 from counted)
 ),
 inserted as (
   insert into events (project_id, environment, id, occurred_at, received_at, key_version,
                       payload)
-  select $1, $2, id, occurred_at, $3, key_version, payload from batch
+  select $1, $2, id, occurred_at, $7, key_version,
+         substring($15::bytea from payload_at for payload_len)
+    from batch
   returning 1
 ),
 contexts as (
   insert into event_contexts (project_id, environment, event_id, key_version, ciphertext)
-  select $1, $2, id, key_version, context from batch where context is not null
+  select $1, $2, id, key_version, substring($16::bytea from context_at for context_len)
+    from batch where context_at is not null
 )
 select (select count(*)::int from inserted) as inserted,
        (select plan from plan_limit) as plan,
@@ -219,35 +286,124 @@ async function appendEvents(
   quota: QuotaPolicy,
 ): Promise<BatchAppendResult> {
   const { events } = batch;
-  if (events.length === 0) return { kind: "stored" };
-  const month = utcMonth(batch.receivedAt);
+  if (events.length === 0) return { kind: "stored", refused: NONE_REFUSED };
+  const payloads = slices(events.map((e) => e.sealed.payload));
+  const contexts = slices(events.map((e) => e.sealed.context));
+  const [row] = await db.query<CountRow>(APPEND, [
+    ...countParams(batch, quota, events.length),
+    batch.receivedAt,
+    events.map((e) => e.eventId),
+    events.map((e) => e.occurredAt),
+    events.map((e) => e.sealed.keyVersion),
+    payloads.starts,
+    payloads.lengths,
+    contexts.starts,
+    contexts.lengths,
+    payloads.blob,
+    contexts.blob,
+  ]);
+  if (row && row.inserted === events.length) return { kind: "stored", refused: NONE_REFUSED };
+  throw await quotaRefusal(db, batch, quota, row);
+}
+
+/** What APPEND answers. */
+interface CountRow {
+  inserted: number;
+  plan: string | null;
+  lim: number | null;
+}
+
+/** The parameters of APPEND's count ($1 to $6), in order. */
+function countParams(batch: NewBatch, quota: QuotaPolicy, count: number): unknown[] {
   const plans = Object.keys(quota.limits);
-  const [row] = await db.query<{ inserted: number; plan: string | null; lim: number | null }>(
-    APPEND,
-    [
-      batch.projectId,
-      batch.environment,
-      batch.receivedAt,
-      month,
-      events.map((e) => e.eventId),
-      events.map((e) => e.occurredAt),
-      events.map((e) => e.sealed.keyVersion),
-      events.map((e) => e.sealed.payload),
-      plans,
-      plans.map((plan) => quota.limits[plan] ?? 0),
-      events.length,
-      events.map((e) => e.sealed.context ?? null),
-    ],
-  );
-  if (row && row.inserted === events.length) return { kind: "stored" };
+  return [
+    batch.projectId,
+    batch.environment,
+    utcMonth(batch.receivedAt),
+    plans,
+    plans.map((plan) => quota.limits[plan] ?? 0),
+    count,
+  ];
+}
+
+/** The quota's refusal of a batch that did not fit (`row`: what the count answered). */
+async function quotaRefusal(
+  db: Queryable,
+  batch: NewBatch,
+  quota: QuotaPolicy,
+  row: CountRow | undefined,
+): Promise<Error> {
   if (!row?.plan || row.lim === null) {
     // No plan: the project is gone (deleted after its key was authenticated).
-    throw new ServiceError("unavailable", "the batch's project has no plan");
+    return new ServiceError("unavailable", "the batch's project has no plan");
   }
   const [counter] = await db.query<{ count: number }>(
     `select count from usage_counters
       where project_id = $1 and environment = $2 and month = $3::date`,
-    [batch.projectId, batch.environment, month],
+    [batch.projectId, batch.environment, utcMonth(batch.receivedAt)],
   );
-  throw quota.refuse({ current: counter?.count ?? 0, limit: row.lim, plan: row.plan });
+  return quota.refuse({ current: counter?.count ?? 0, limit: row.lim, plan: row.plan });
+}
+
+// Thrown to roll a probe's transaction back once its insert has passed.
+const PROBED = Symbol("probed");
+
+/**
+ * The events of the batch whose value the database refuses: each is inserted alone in
+ * a transaction rolled back afterwards, whatever the outcome, so nothing is written.
+ */
+async function refusedEvents(db: Db, batch: NewBatch): Promise<Set<string>> {
+  const refused = new Set<string>();
+  for (const event of batch.events) {
+    try {
+      await db.transaction(async (tx) => {
+        await tx.query(
+          `insert into events (project_id, environment, id, occurred_at, received_at,
+                               key_version, payload)
+           values ($1, $2, $3, $4, $5, $6, $7)`,
+          [
+            batch.projectId,
+            batch.environment,
+            event.eventId,
+            event.occurredAt,
+            batch.receivedAt,
+            event.sealed.keyVersion,
+            event.sealed.payload,
+          ],
+        );
+        if (event.sealed.context) {
+          await tx.query(
+            `insert into event_contexts (project_id, environment, event_id, key_version,
+                                         ciphertext)
+             values ($1, $2, $3, $4, $5)`,
+            [
+              batch.projectId,
+              batch.environment,
+              event.eventId,
+              event.sealed.keyVersion,
+              event.sealed.context,
+            ],
+          );
+        }
+        throw PROBED;
+      });
+    } catch (error) {
+      if (error === PROBED) continue;
+      if (!isRefusedValue(error)) throw error;
+      refused.add(event.eventId);
+    }
+  }
+  return refused;
+}
+
+/** The batch without its refused events; its claim names none of them. */
+function withoutRefused(batch: NewBatch, refused: ReadonlySet<string>): NewBatch {
+  return {
+    ...batch,
+    events: batch.events.filter((event) => !refused.has(event.eventId)),
+    claim: batch.claim && {
+      ...batch.claim,
+      eventIds: batch.claim.eventIds.map((id) => (id !== null && refused.has(id) ? null : id)),
+    },
+  };
 }

@@ -152,7 +152,7 @@ async function writeBatch(db: Db, batch: Pending[], quota: QuotaPolicy): Promise
  * data exception, and 23, integrity constraint violation), as opposed to the database
  * or the connection failing, which would fail each event alone just the same.
  */
-function isRefusedValue(error: unknown): boolean {
+export function isRefusedValue(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === "string" && /^2[23][0-9A-Z]{3}$/.test(code);
 }

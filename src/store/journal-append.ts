@@ -276,7 +276,7 @@ export function readClaims(db: Db, events: readonly NewEvent[]): Promise<ClaimRo
  * Values as one buffer and where each one is in it (1-based starts, as SQL's substring
  * counts); an absent value has a null start and length.
  */
-function slices(values: readonly (Buffer | undefined)[]): {
+export function slices(values: readonly (Buffer | undefined)[]): {
   blob: Buffer;
   starts: (number | null)[];
   lengths: (number | null)[];
