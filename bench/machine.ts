@@ -32,6 +32,29 @@ export async function commandCpuSeconds(command: string): Promise<number> {
   return total;
 }
 
+/**
+ * CPU seconds used so far by the PostgreSQL backends connected to database `name` (found
+ * by their process title, `postgres: <user> <database> ...`): what the bench's own
+ * statements cost, whatever other clients of the same server do meanwhile. Only
+ * backends alive at both readings count, so read it with the bench's pool connected.
+ */
+export async function databaseCpuSeconds(name: string): Promise<Map<number, number>> {
+  const found = new Map<number, number>();
+  for (const pid of await readdir("/proc")) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const title = (await readFile(`/proc/${pid}/cmdline`, "utf8")).replaceAll("\0", " ");
+      // `postgres: [cluster: ]<user> <database> <client> <state>`.
+      if (title.startsWith("postgres: ") && title.split(" ").slice(1, 4).includes(name)) {
+        found.set(Number(pid), await cpuSeconds(Number(pid)));
+      }
+    } catch {
+      // The process ended while we read.
+    }
+  }
+  return found;
+}
+
 /** Drops and creates database `name` on the bench's PostgreSQL; returns its URL. */
 export async function recreateDatabase(name: string): Promise<string> {
   const sql = postgres(BENCH_DATABASE_URL, { max: 1, onnotice: () => {} });

@@ -17,7 +17,7 @@ import { type Cipher, createCipheriv, hash } from "node:crypto";
 const INDEX_BYTES = 16;
 /** Word prefixes from this length are searchable. */
 export const MIN_PREFIX = 3;
-/** Prefixes are indexed up to this length; longer search terms match whole words. */
+/** Search terms up to this length match word prefixes; longer ones match whole words. */
 export const MAX_PREFIX = 32;
 
 // Values up to this many UTF-8 bytes are encoded directly: [length, column, bytes...].
@@ -164,9 +164,16 @@ export function words(text: string): string[] {
 }
 
 /**
- * The search tokens of some texts, deduplicated: every prefix of 3 to 32 characters of
- * every word (`p:`, which also finds the whole word), and the whole word (`w:`) when
- * it is shorter or longer than that, the only words a prefix token cannot find.
+ * The prefix lengths that are indexed. A search term of another length is looked up by
+ * its longest indexed prefix and checked after decryption (`searchMatches`); every
+ * length from 3 to 32 used to be indexed, so events stored then have these tokens too.
+ */
+export const INDEXED_PREFIXES: readonly number[] = [3, 4, 6, 8];
+
+/**
+ * The search tokens of some texts, deduplicated: the prefixes of every word at the
+ * indexed lengths (`p:`, up to the word's length, which finds every word that starts
+ * with them), and the whole word (`w:`) when it is shorter than the shortest.
  */
 export function searchTokens(texts: readonly string[]): string[] {
   const tokens = new Set<string>();
@@ -177,9 +184,12 @@ export function searchTokens(texts: readonly string[]): string[] {
       seenWords.add(word);
       // Characters, not UTF-16 units: a prefix never splits a character.
       const chars = isAscii(word) ? word : Array.from(word);
-      if (chars.length < MIN_PREFIX || chars.length > MAX_PREFIX) tokens.add(`w:${word}`);
-      const longest = Math.min(chars.length, MAX_PREFIX);
-      for (let length = MIN_PREFIX; length <= longest; length++) {
+      if (chars.length < MIN_PREFIX) {
+        tokens.add(`w:${word}`);
+        continue;
+      }
+      for (const length of INDEXED_PREFIXES) {
+        if (length > chars.length) break;
         tokens.add(
           `p:${typeof chars === "string" ? chars.slice(0, length) : chars.slice(0, length).join("")}`,
         );
@@ -189,8 +199,41 @@ export function searchTokens(texts: readonly string[]): string[] {
   return [...tokens];
 }
 
-/** The token that a search term must match: a prefix token when it can be one. */
+/**
+ * The token that a search term is looked up by: its longest indexed prefix, or the
+ * whole word for a term shorter than the shortest. Every event the term matches
+ * (`searchMatches`) has this token; an event that has it matches unless
+ * `isExactSearchTerm` is false, when the term must be checked after decryption.
+ */
 export function queryToken(term: string): string {
+  const chars = Array.from(term);
+  if (chars.length < MIN_PREFIX) return `w:${term}`;
+  let length = MIN_PREFIX;
+  for (const indexed of INDEXED_PREFIXES) if (indexed <= chars.length) length = indexed;
+  return `p:${chars.slice(0, length).join("")}`;
+}
+
+/** Whether an event having the term's `queryToken` is exactly an event the term matches. */
+export function isExactSearchTerm(term: string): boolean {
   const length = Array.from(term).length;
-  return length >= MIN_PREFIX && length <= MAX_PREFIX ? `p:${term}` : `w:${term}`;
+  return length < MIN_PREFIX || INDEXED_PREFIXES.includes(length);
+}
+
+/**
+ * Whether every one of `terms` (words of a query, as `words` gives them) matches a word
+ * of `texts`: a term of 3 to 32 characters as a prefix of a word, a shorter or longer
+ * term as a whole word. This is the definition of search; the tokens only narrow down
+ * the events to check.
+ */
+export function searchMatches(texts: readonly string[], terms: readonly string[]): boolean {
+  if (terms.length === 0) return true;
+  const found = new Set<string>();
+  for (const text of texts) for (const word of words(text)) found.add(word);
+  return terms.every((term) => {
+    const length = Array.from(term).length;
+    if (length < MIN_PREFIX || length > MAX_PREFIX) return found.has(term);
+    // A term is whole characters, so a prefix of a word in UTF-16 units is one in characters.
+    for (const word of found) if (word.startsWith(term)) return true;
+    return false;
+  });
 }

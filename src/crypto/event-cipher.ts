@@ -18,7 +18,13 @@ import { createHmac } from "node:crypto";
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { ChangeInput } from "../vocabulary/event-input.js";
 import { open, seal } from "./aead.js";
-import { blindIndex, blindIndexesOf, searchTokenIds, searchTokens } from "./blind-index.js";
+import {
+  blindIndex,
+  blindIndexesOf,
+  searchMatches,
+  searchTokenIds,
+  searchTokens,
+} from "./blind-index.js";
 import type { ProjectKeys } from "./keyring.js";
 import { randomBytesFromPool } from "./random-pool.js";
 
@@ -126,7 +132,7 @@ interface SaltedPayload extends EventPayload {
 
 /** The blind indexes of an event's values (as the caller sent them, before encoding). */
 export function indexesOf(keys: ProjectKeys, indexed: IndexedValues): EventIndexes {
-  const texts = indexed.searchable.map((text) => text.slice(0, SEARCH_TEXT_LIMIT));
+  const texts = searchedTexts(indexed);
   const filters: [string, string][] = [
     ["actorId", indexed.actorId],
     ["entityType", indexed.entityType],
@@ -153,6 +159,20 @@ export function indexesOf(keys: ProjectKeys, indexed: IndexedValues): EventIndex
     legacyActionIdx,
     searchTokens: searchTokenIds(keys.indexKey, searchTokens(texts)),
   };
+}
+
+/** The part of each searchable text that the search tokens were derived from. */
+function searchedTexts(indexed: IndexedValues): string[] {
+  return indexed.searchable.map((text) => text.slice(0, SEARCH_TEXT_LIMIT));
+}
+
+/**
+ * Whether an event's values match every word of a search (blind-index.ts
+ * `searchMatches`), over the same texts its search tokens were derived from: the check
+ * after decryption of a term whose token only narrows the events down.
+ */
+export function matchesSearch(indexed: IndexedValues, terms: readonly string[]): boolean {
+  return searchMatches(searchedTexts(indexed), terms);
 }
 
 /** An opened payload: the event's fields and its salt. */

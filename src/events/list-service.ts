@@ -13,12 +13,19 @@
  */
 import type { Authenticator } from "../auth/authenticator.js";
 import type { Credential } from "../auth/credentials.js";
-import type { Keyring } from "../crypto/keyring.js";
+import type { Keyring, ProjectKeys } from "../crypto/keyring.js";
 import type { ReadYourWrites } from "../log/read-your-writes.js";
-import type { EventPageQuery, EventReader } from "../store/event-reads.js";
+import type { EventPageQuery, EventReader, StoredEventPage } from "../store/event-reads.js";
 import type { CursorCodec } from "./cursor.js";
 import { parseListParams } from "./list-params.js";
-import { blindFilters, type ListedEvent, openListedEvent } from "./reader-query.js";
+import {
+  blindFilters,
+  type ListedEvent,
+  openListedEvent,
+  openMatchingEvent,
+  type SearchCheck,
+  searchCheck,
+} from "./reader-query.js";
 
 /**
  * Most bytes of stored ciphertext (the events' JSON, encrypted) in one page: an event that
@@ -79,11 +86,18 @@ export function createListService(deps: ListDeps): ListService {
       const query: EventPageQuery = { ...filters, limit: params.limit, maxBytes: PAGE_MAX_BYTES };
       if (after) query.after = after;
       await deps.readYourWrites.awaitIntegrated(scope.projectId, scope.environment);
-      const { rows: page, more } = await deps.reader.page(query);
-      const events = await Promise.all(page.map((row) => openListedEvent(keys, principal, row)));
-      const last = page.at(-1);
+      const check = searchCheck(params);
+      let page: StoredEventPage;
+      let events: ListedEvent[];
+      if (check) {
+        ({ page, events } = await checkedPage(deps.reader, keys, scope, query, check));
+      } else {
+        page = await deps.reader.page(query);
+        events = await Promise.all(page.rows.map((row) => openListedEvent(keys, scope, row)));
+      }
+      const last = page.rows.at(-1);
       const nextCursor =
-        more && last
+        page.more && last
           ? deps.cursors.encode(scope, {
               occurredMicros: last.occurredMicros,
               eventId: last.eventId,
@@ -92,4 +106,42 @@ export function createListService(deps: ListDeps): ListService {
       return { events, nextCursor };
     },
   };
+}
+
+/**
+ * The page a search gives when some of its words are checked after decryption: the
+ * database's matches are read in pages and those the check refuses dropped, until the
+ * page holds `limit` events or its bytes, and one more match tells that another page
+ * follows. The page, its bytes and its `more` are those the database would give if it
+ * matched the words exactly (event-reads.ts): an event counts towards the bytes only when
+ * it is listed, and the cursor is the last listed event's.
+ */
+async function checkedPage(
+  reader: EventReader,
+  keys: ProjectKeys,
+  scope: { projectId: string; environment: string },
+  query: EventPageQuery,
+  check: SearchCheck,
+): Promise<{ page: StoredEventPage; events: ListedEvent[] }> {
+  const rows: StoredEventPage["rows"] = [];
+  const events: ListedEvent[] = [];
+  let bytes = 0;
+  let after = query.after;
+  for (;;) {
+    const read = await reader.page(after ? { ...query, after } : query);
+    for (const row of read.rows) {
+      after = { occurredMicros: row.occurredMicros, eventId: row.eventId };
+      const event = await openMatchingEvent(keys, scope, row, check);
+      if (!event) continue;
+      const size = row.payload.byteLength + (row.context?.byteLength ?? 0);
+      if (rows.length === query.limit || (rows.length > 0 && bytes + size > query.maxBytes)) {
+        return { page: { rows, more: true }, events };
+      }
+      rows.push(row);
+      events.push(event);
+      bytes += size;
+    }
+    // A page read ends early only at a row past its bytes, read first by the next one.
+    if (!read.more) return { page: { rows, more: false }, events };
+  }
 }

@@ -3,6 +3,9 @@
  * (reader-query.ts, as the list computes them), and pages of a log read in log-index order
  * and decrypted.
  *
+ * A search word whose token is not exact is checked on each decrypted event
+ * (reader-query.ts `searchCheck`): a page may then hold fewer events than it read.
+ *
  * Invariants: a reader reads only its own project and environment; a tenant-restricted
  * token only its tenant, whatever the parameters say (asking for another tenant matches
  * nothing). Only the events of a page are decrypted, one page at a time.
@@ -11,7 +14,7 @@ import type { ReaderPrincipal } from "../auth/authenticator.js";
 import type { Keyring } from "../crypto/keyring.js";
 import type { LogReader } from "../store/log-reads.js";
 import type { LogStreamFilters } from "./log-stream-params.js";
-import { blindFilters, type ListedEvent, openListedEvent } from "./reader-query.js";
+import { blindFilters, type ListedEvent, openMatchingEvent, searchCheck } from "./reader-query.js";
 
 /**
  * Most bytes of stored ciphertext in one page read: as the list's pages (2 MiB), so
@@ -57,6 +60,7 @@ export async function createLogScan(
   const keys = await deps.keyring.forProject(principal.projectId);
   const filters = blindFilters(keys, principal, params);
   if (!filters) return undefined;
+  const check = searchCheck(params);
 
   return {
     ...scope,
@@ -71,7 +75,11 @@ export async function createLogScan(
       });
       const events: ListedEvent[] = [];
       // One at a time: a page of up to SCAN_MAX_EVENTS is decrypted in order, not all at once.
-      for (const row of page.rows) events.push(await openListedEvent(keys, principal, row));
+      // Events a search's check refuses are dropped; the next page starts past them all the same.
+      for (const row of page.rows) {
+        const event = await openMatchingEvent(keys, principal, row, check);
+        if (event) events.push(event);
+      }
       return { events, nextIndex: page.nextIndex };
     },
   };

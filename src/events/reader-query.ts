@@ -3,6 +3,11 @@
  * of a reader turned into the blind indexes the database matches, and a stored row opened
  * into the event as it is listed.
  *
+ * Search is in two steps: the database matches each word's token (its longest indexed
+ * prefix, crypto/blind-index.ts), and a word whose token is not exact is checked again
+ * on the decrypted event (`searchCheck`): readers drop the events it refuses and read on,
+ * so a page still holds every match up to its limit.
+ *
  * Invariants: a reader reads only its own project and environment, and a
  * tenant-restricted token only its tenant, whatever the parameters say (asking for
  * another tenant matches nothing). Blind indexes are computed from the raw values, as
@@ -10,14 +15,17 @@
  */
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { ReaderPrincipal } from "../auth/authenticator.js";
-import { queryToken } from "../crypto/blind-index.js";
+import { isExactSearchTerm, queryToken } from "../crypto/blind-index.js";
 import {
   type EventPayload,
   filterIndex,
-  openEvent,
+  matchesSearch,
+  openContext,
+  openPayload,
   searchTokenId,
 } from "../crypto/event-cipher.js";
 import type { ProjectKeys } from "../crypto/keyring.js";
+import { indexedValuesOf } from "../log/derive.js";
 import type { StoredEventRow } from "../store/event-reads.js";
 import type { LogFilters } from "../store/log-reads.js";
 import type { ListParams } from "./list-params.js";
@@ -71,14 +79,44 @@ export function blindFilters(
   return filters;
 }
 
+/**
+ * What a search must check after decryption: undefined when every word's token is exact
+ * (the database's match is the answer), else whether an opened payload matches the words
+ * whose tokens are not.
+ */
+export type SearchCheck = (payload: EventPayload) => boolean;
+
+/** The reader's search check (undefined: nothing to check after decryption). */
+export function searchCheck(params: ReaderFilters): SearchCheck | undefined {
+  const inexact = params.searchWords.filter((word) => !isExactSearchTerm(word));
+  if (inexact.length === 0) return undefined;
+  return (payload) => matchesSearch(indexedValuesOf(payload), inexact);
+}
+
 /** A stored row of the log `scope` names, decrypted into the listed event. */
 export async function openListedEvent(
   keys: ProjectKeys,
   scope: { projectId: string; environment: string },
   row: Omit<StoredEventRow, "occurredMicros">,
 ): Promise<ListedEvent> {
+  const listed = await openMatchingEvent(keys, scope, row, undefined);
+  if (!listed) throw new Error("an event without a search check was refused");
+  return listed;
+}
+
+/**
+ * A stored row decrypted into the listed event when it passes `check` (undefined when it
+ * does not): its context is opened only then.
+ */
+export async function openMatchingEvent(
+  keys: ProjectKeys,
+  scope: { projectId: string; environment: string },
+  row: Omit<StoredEventRow, "occurredMicros">,
+  check: SearchCheck | undefined,
+): Promise<ListedEvent | undefined> {
   const at = { projectId: scope.projectId, environment: scope.environment, eventId: row.eventId };
-  const opened = await openEvent(keys, at, row.keyVersion, row.payload, row.context);
+  const opened = await openPayload(keys, at, row.keyVersion, row.payload);
+  if (check && !check(opened.payload)) return undefined;
   return {
     eventId: row.eventId,
     occurredAt: row.occurredAt,
@@ -86,6 +124,6 @@ export async function openListedEvent(
     logIndex: row.logIndex,
     salt: opened.salt,
     payload: opened.payload,
-    context: opened.context,
+    context: await openContext(keys, at, row.keyVersion, row.context),
   };
 }

@@ -5,9 +5,13 @@ import {
   blindIndexBlock,
   blindIndexes,
   blindIndexesOf,
+  INDEXED_PREFIXES,
+  isExactSearchTerm,
   queryToken,
+  searchMatches,
   searchTokenIds,
   searchTokens,
+  words,
 } from "../../src/crypto/blind-index.js";
 
 const key = randomBytes(32);
@@ -53,17 +57,49 @@ describe("blind indexes", () => {
 });
 
 describe("search tokens", () => {
-  it("index prefixes of 3 to 32 characters, and whole words only outside that range", () => {
+  it("index prefixes of 3, 4, 6 and 8 characters, and whole words shorter than 3", () => {
     const tokens = searchTokens(["Invoice UPDATED by JC", "x".repeat(40)]);
     expect(tokens).toContain("p:inv");
-    expect(tokens).toContain("p:invoice");
-    expect(tokens).toContain("p:updated");
+    expect(tokens).toContain("p:invo");
+    expect(tokens).toContain("p:invoic");
+    expect(tokens).toContain("p:updated".slice(0, 8));
     expect(tokens).toContain("w:by");
     expect(tokens).toContain("w:jc");
-    expect(tokens).toContain(`w:${"x".repeat(40)}`);
-    expect(tokens).toContain(`p:${"x".repeat(32)}`);
+    expect(tokens).toContain(`p:${"x".repeat(8)}`);
+    expect(tokens).not.toContain("p:invoice");
+    expect(tokens).not.toContain(`p:${"x".repeat(9)}`);
+    expect(tokens).not.toContain(`w:${"x".repeat(40)}`);
     expect(tokens).not.toContain("w:invoice");
     expect(tokens).not.toContain("p:in");
+  });
+
+  it("a query word's token is its longest indexed prefix; exact only at an indexed length", () => {
+    expect(queryToken("ab")).toBe("w:ab");
+    expect(queryToken("abc")).toBe("p:abc");
+    expect(queryToken("abcde")).toBe("p:abcd");
+    expect(queryToken("abcdefg")).toBe("p:abcdef");
+    expect(queryToken("abcdefghijk")).toBe("p:abcdefgh");
+    expect(queryToken("日本語の文書")).toBe("p:日本語の文書");
+    expect(queryToken("日本語の文書です")).toBe("p:日本語の文書です");
+    expect(["ab", "abc", "abcd", "abcdef", "abcdefgh"].every(isExactSearchTerm)).toBe(true);
+    expect(["abcde", "abcdefg", "abcdefghi", "a".repeat(33)].some(isExactSearchTerm)).toBe(false);
+  });
+
+  it("a term matches a word's prefix from 3 to 32 characters, and only a whole word outside", () => {
+    const texts = ["Reconciling payments", "ab", `${"y".repeat(34)} ${"z".repeat(33)}`];
+    expect(searchMatches(texts, ["reconcil"])).toBe(true);
+    expect(searchMatches(texts, ["reconcili"])).toBe(true);
+    expect(searchMatches(texts, ["reconciliation"])).toBe(false);
+    expect(searchMatches(texts, ["payme", "ab"])).toBe(true);
+    expect(searchMatches(texts, ["payme", "abc"])).toBe(false);
+    expect(searchMatches(texts, ["a"])).toBe(false);
+    expect(searchMatches(texts, ["aymen"])).toBe(false);
+    // Longer than 32: whole words only, as the w: token of the old scheme matched them.
+    expect(searchMatches(texts, ["y".repeat(32)])).toBe(true);
+    expect(searchMatches(texts, ["y".repeat(33)])).toBe(false);
+    expect(searchMatches(texts, ["y".repeat(34)])).toBe(true);
+    expect(searchMatches(texts, ["z".repeat(33)])).toBe(true);
+    expect(searchMatches(texts, [])).toBe(true);
   });
 
   it("a query word finds the token its whole-word or prefix match was stored under", () => {
@@ -108,9 +144,9 @@ function referenceTokens(texts: string[]): Set<string> {
       .split(/[^\p{L}\p{N}]+/u)) {
       if (word === "") continue;
       const chars = Array.from(word);
-      if (chars.length < 3 || chars.length > 32) tokens.add(`w:${word}`);
-      for (let n = 3; n <= Math.min(chars.length, 32); n++) {
-        tokens.add(`p:${chars.slice(0, n).join("")}`);
+      if (chars.length < 3) tokens.add(`w:${word}`);
+      for (const n of [3, 4, 6, 8]) {
+        if (n <= chars.length) tokens.add(`p:${chars.slice(0, n).join("")}`);
       }
     }
   }
@@ -165,5 +201,46 @@ describe("stored encodings", () => {
       ];
       expect(new Set(searchTokens(texts))).toEqual(referenceTokens(texts));
     }
+  });
+
+  it("a term's token, and the check after it, find exactly what the old tokens (every prefix of 3 to 32 characters) found", () => {
+    // The tokens events were stored with before the indexed lengths were narrowed.
+    const oldTokens = (texts: string[]) => {
+      const tokens = new Set<string>();
+      for (const word of texts.flatMap(words)) {
+        const chars = Array.from(word);
+        if (chars.length < 3 || chars.length > 32) tokens.add(`w:${word}`);
+        for (let n = 3; n <= Math.min(chars.length, 32); n++) {
+          tokens.add(`p:${chars.slice(0, n).join("")}`);
+        }
+      }
+      return tokens;
+    };
+    const oldQueryToken = (term: string) => {
+      const length = Array.from(term).length;
+      return length >= 3 && length <= 32 ? `p:${term}` : `w:${term}`;
+    };
+    const small = ["a", "b", "é", "日", "1"];
+    const pick = (length: number) =>
+      Array.from({ length }, () => small[Math.floor(Math.random() * small.length)] ?? "a").join("");
+    for (let n = 0; n < 400; n++) {
+      const texts = [`${pick(n % 12)} ${pick((n * 7) % 40)}`, pick(1 + (n % 5))];
+      const stored = oldTokens(texts);
+      const narrowed = new Set(searchTokens(texts));
+      for (const term of [pick(1 + (n % 3)), pick(3 + (n % 6)), pick(9 + (n % 30))].flatMap(
+        words,
+      )) {
+        const found = stored.has(oldQueryToken(term));
+        expect(searchMatches(texts, [term]), term).toBe(found);
+        // Events stored either way have the term's token whenever the term matches them.
+        if (found) {
+          expect(stored.has(queryToken(term)), term).toBe(true);
+          expect(narrowed.has(queryToken(term)), term).toBe(true);
+        }
+        // An exact term's token alone is the answer.
+        if (isExactSearchTerm(term)) expect(narrowed.has(queryToken(term)), term).toBe(found);
+      }
+    }
+    expect(INDEXED_PREFIXES).toEqual([3, 4, 6, 8]);
   });
 });

@@ -130,4 +130,24 @@ describe("pages of large events", () => {
       session.abort();
     }
   }, 120_000);
+
+  it("a search checked after decryption counts only the events it lists towards the bytes", async () => {
+    const { secret } = await server.provision();
+    // Newest first: a small match, a large event with the token of q=smallta (p:smallt) but
+    // not the word, a small match. The large one is refused: both matches fit one page.
+    const bodies = [
+      validEvent({ occurredAt: at(0), actorDisplay: "Smalltalk" }),
+      { ...largeEvent(1), actorDisplay: "Smalltown" },
+      validEvent({ occurredAt: at(2), actorDisplay: "Smalltalk" }),
+    ];
+    const ids = await createEvents(server, secret, bodies, 1);
+    const page = await listEvents(server, bearer(secret), { q: "smallta", limit: 200 });
+    expect(page.status).toBe(200);
+    expect(idsOf(page)).toEqual([ids[2], ids[0]]);
+    expect(page.body.nextCursor).toBeNull();
+    // The word the large event has: alone in its page, as the bytes bound wants it.
+    const large = await listEvents(server, bearer(secret), { q: "smallto", limit: 200 });
+    expect(idsOf(large)).toEqual([ids[1]]);
+    expect(large.body.nextCursor).toBeNull();
+  }, 120_000);
 });

@@ -66,7 +66,7 @@ describe("migration 6: search tokens as bigint ids", () => {
         "select id from events where project_id = $1 and search_tokens @> $2::int8[]",
         [projectId, searchTokenIds(indexKey, words).map(String)],
       );
-    expect(await search(["p:inv", "p:billing", "p:coo"])).toEqual([{ id: eventIds[0] }]);
+    expect(await search(["p:inv", "p:billin", "p:coo"])).toEqual([{ id: eventIds[0] }]);
     expect(await search(["p:inv", "p:nothing"])).toEqual([]);
   });
 });
