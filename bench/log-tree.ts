@@ -1,30 +1,40 @@
 /**
- * The verifiable log's costs, against the local PostgreSQL (docs/verifiable-log.md):
+ * The verifiable log's costs (docs/verifiable-log.md), against the local PostgreSQL, or
+ * with --embedded against PGlite in a scratch directory:
  * 1. the leaf of an event (its REST JSON canonicalized, the commitment and the leaf), per
  *    event, in this process;
  * 2. tree maintenance: leaves appended in passes of --pass (as the integrator's stage does,
  *    src/verifiable-log/tree-append.ts), up to --leaves, with the process CPU per leaf;
- * 3. serving proofs from a tree of --leaves: --proofs inclusion proofs of random leaves
- *    (the latest checkpoint, the tiles, the leaf) and as many consistency proofs,
- *    one at a time, with p50 / p99 / max latency.
- * The lookup of an event's position by id (one indexed row of event_index) is not in the
- * proof figure.
+ * 3. serving proofs from a tree of --leaves through the service's own read path
+ *    (src/verifiable-log/log-service.ts: the event located by id, the latest checkpoint,
+ *    the tiles and the leaf), --proofs inclusion proofs of random events, then as many
+ *    consistency proofs between random published sizes, one at a time, with p50 / p99 /
+ *    max latency. Each event has its event_index row (written here in bulk, as the
+ *    integrator would) so that the lookup by id is measured too; the credential check is
+ *    not (API keys are cached: bench/run.ts measures that path).
  *
- * Usage: node --import tsx bench/log-tree.ts [--leaves 1000000] [--pass 5000] [--proofs 2000]
+ * Usage: node --import tsx bench/log-tree.ts [--leaves 1000000] [--pass 5000]
+ *        [--proofs 2000] [--embedded]
  */
-import { randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import pino from "pino";
+import type { Authenticator } from "../src/auth/authenticator.js";
+import { createKeyring } from "../src/crypto/keyring.js";
+import type { Db } from "../src/store/db.js";
 import { migrate } from "../src/store/migrations.js";
+import { createPgliteDb } from "../src/store/pglite-driver.js";
 import { createPostgresDb } from "../src/store/postgres-driver.js";
 import { toBase64 } from "../src/tlog/bytes.js";
 import { listedEventLeaf } from "../src/tlog/leaf.js";
 import { createNodeLogCrypto } from "../src/tlog/node-crypto.js";
-import { proveRecord, proveTree } from "../src/tlog/tree.js";
 import { createCheckpointPublisher } from "../src/verifiable-log/checkpoint-publisher.js";
+import { createLogReadService } from "../src/verifiable-log/log-service.js";
 import { createLogSigning } from "../src/verifiable-log/log-signing.js";
 import { appendLeaves } from "../src/verifiable-log/tree-append.js";
-import { readCheckpoint, readLeaf, tileHashReader } from "../src/verifiable-log/tree-store.js";
 import { dropDatabase, recreateDatabase } from "./machine.js";
 
 const { values } = parseArgs({
@@ -32,6 +42,7 @@ const { values } = parseArgs({
     leaves: { type: "string", default: "1000000" },
     pass: { type: "string", default: "5000" },
     proofs: { type: "string", default: "2000" },
+    embedded: { type: "boolean", default: false },
   },
 });
 const LEAVES = Number(values.leaves);
@@ -39,9 +50,14 @@ const PASS = Number(values.pass);
 const PROOFS = Number(values.proofs);
 const DATABASE = "audit_bench_log_tree";
 const crypto = createNodeLogCrypto();
-const db = createPostgresDb({ url: await recreateDatabase(DATABASE) });
+const dataDir = values.embedded ? await mkdtemp(join(tmpdir(), "audit-bench-log-")) : undefined;
+const db: Db =
+  dataDir === undefined
+    ? createPostgresDb({ url: await recreateDatabase(DATABASE) })
+    : await createPgliteDb(dataDir);
 await migrate(db);
-const log = { projectId: randomUUID(), environment: "live" };
+console.log(`driver: ${db.driver}`);
+const log = { projectId: randomUUID(), environment: "live" as const };
 
 const cpu = () => {
   const usage = process.cpuUsage();
@@ -101,7 +117,21 @@ console.log(
   `log_tiles: ${(Number(bytes) / 1024 / 1024).toFixed(1)} MiB (${(Number(bytes) / LEAVES) | 0} bytes per leaf)`,
 );
 
-// 3. Proofs.
+// 3. Proofs, through the service's read path. Each leaf's event has its event_index row.
+const eventId = (i: number) => `0193a5b2-7c1e-7d3f-8a9b-${i.toString(16).padStart(12, "0")}`;
+t = performance.now();
+for (let from = 0; from < LEAVES; from += 250_000) {
+  await db.query(
+    `insert into event_index (project_id, environment, log_index, id, xid, occurred_at,
+                              actor_idx, entity_type_idx, entity_id_idx, action_idx,
+                              search_tokens)
+     select $1, $2, g, ('0193a5b2-7c1e-7d3f-8a9b-' || lpad(to_hex(g), 12, '0'))::uuid,
+            '1'::xid8, now(), '\\x00', '\\x00', '\\x00', '\\x00', '{}'
+       from generate_series($3::int8, $4::int8 - 1) as g`,
+    [log.projectId, log.environment, from, Math.min(LEAVES, from + 250_000)],
+  );
+}
+console.log(`event_index rows written in ${((performance.now() - t) / 1000).toFixed(1)} s`);
 const signing = createLogSigning({ crypto, issuer: "bench", seed: new Uint8Array(32).fill(1) });
 const publisher = createCheckpointPublisher({
   db,
@@ -110,36 +140,68 @@ const publisher = createCheckpointPublisher({
   logger: pino({ level: "silent" }),
   intervalMs: 60_000,
 });
+// Published sizes for the consistency proofs: a few earlier ones, then the whole tree.
+const sizes = [1, 1000, Math.floor(LEAVES / 3), Math.floor(LEAVES / 2), LEAVES - 1].filter(
+  (n) => n >= 1 && n < LEAVES,
+);
+for (const n of sizes) {
+  await db.query(
+    "insert into log_trees (project_id, environment, size) values ($1, $2, $3) on conflict (project_id, environment) do update set size = excluded.size",
+    [log.projectId, log.environment, n],
+  );
+  await publisher.publishNow();
+}
+await db.query("update log_trees set size = $3 where project_id = $1 and environment = $2", [
+  log.projectId,
+  log.environment,
+  LEAVES,
+]);
 t = performance.now();
 await publisher.publishNow();
 console.log(`checkpoint of ${LEAVES} leaves signed in ${(performance.now() - t).toFixed(1)} ms`);
-const inclusion: number[] = [];
-const proofCpu = cpu();
-for (let i = 0; i < PROOFS; i++) {
-  const index = Math.floor(Math.random() * LEAVES);
-  const start = performance.now();
-  const checkpoint = await readCheckpoint(db, log);
-  const treeSize = checkpoint?.size ?? LEAVES;
-  await proveRecord(crypto, treeSize, index, tileHashReader(crypto, db, log));
-  await readLeaf(db, log, index);
-  inclusion.push(performance.now() - start);
-}
-const proofCpuMs = ((cpu() - proofCpu) / PROOFS) * 1000;
-inclusion.sort((a, b) => a - b);
-console.log(
-  `inclusion proof in ${LEAVES} leaves: p50 ${percentile(inclusion, 0.5).toFixed(2)} ms, p99 ${percentile(inclusion, 0.99).toFixed(2)} ms, max ${(inclusion.at(-1) ?? 0).toFixed(2)} ms (${PROOFS} proofs; ${proofCpuMs.toFixed(2)} ms process CPU each)`,
+const principal = {
+  kind: "api_key" as const,
+  projectId: log.projectId,
+  environment: log.environment,
+  tenantId: undefined,
+};
+const authenticator: Authenticator = {
+  requireApiKey: () => Promise.reject(new Error("not used")),
+  requireReader: () => Promise.resolve(principal),
+  invalidate: () => {},
+};
+const service = createLogReadService({
+  db,
+  crypto,
+  authenticator,
+  keyring: createKeyring({ db, masterKey: randomBytes(32) }),
+  signing,
+});
+const credential = { kind: "api_key" as const, value: "pk_live_bench", via: "bearer" as const };
+const timed = async (count: number, one: () => Promise<unknown>) => {
+  const times: number[] = [];
+  const before = cpu();
+  for (let i = 0; i < count; i++) {
+    const start = performance.now();
+    await one();
+    times.push(performance.now() - start);
+  }
+  const cpuMs = ((cpu() - before) / count) * 1000;
+  times.sort((a, b) => a - b);
+  return `p50 ${percentile(times, 0.5).toFixed(2)} ms, p99 ${percentile(times, 0.99).toFixed(2)} ms, max ${(times.at(-1) ?? 0).toFixed(2)} ms (${count}; ${cpuMs.toFixed(2)} ms process CPU each)`;
+};
+const inclusion = await timed(PROOFS, () =>
+  service.inclusionProof(credential, { eventId: eventId(Math.floor(Math.random() * LEAVES)) }),
 );
-const consistency: number[] = [];
-for (let i = 0; i < PROOFS; i++) {
-  const from = 1 + Math.floor(Math.random() * (LEAVES - 1));
-  const start = performance.now();
-  await proveTree(crypto, LEAVES, from, tileHashReader(crypto, db, log));
-  consistency.push(performance.now() - start);
-}
-consistency.sort((a, b) => a - b);
-console.log(
-  `consistency proof to ${LEAVES}: p50 ${percentile(consistency, 0.5).toFixed(2)} ms, p99 ${percentile(consistency, 0.99).toFixed(2)} ms`,
+console.log(`inclusion proof in ${LEAVES} leaves, random events: ${inclusion}`);
+const consistency = await timed(PROOFS, () =>
+  service.consistencyProof(credential, {
+    from: sizes[Math.floor(Math.random() * sizes.length)],
+    to: LEAVES,
+  }),
 );
+console.log(`consistency proof to ${LEAVES} from ${sizes.join(", ")}: ${consistency}`);
 await publisher.stop();
 await db.close();
-await dropDatabase(DATABASE);
+if (dataDir === undefined) await dropDatabase(DATABASE);
+else await rm(dataDir, { recursive: true, force: true });
