@@ -14,7 +14,9 @@
  *    not (API keys are cached: bench/run.ts measures that path).
  *
  * Usage: node --import tsx bench/log-tree.ts [--leaves 1000000] [--pass 5000]
- *        [--proofs 2000] [--embedded]
+ *        [--proofs 2000] [--embedded] [--keep] [--reuse]
+ * --keep leaves the PostgreSQL database in place; --reuse then measures the proofs again
+ * on the tree it holds (building a million leaves takes minutes on a loaded machine).
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -35,7 +37,7 @@ import { createCheckpointPublisher } from "../src/verifiable-log/checkpoint-publ
 import { createLogReadService } from "../src/verifiable-log/log-service.js";
 import { createLogSigning } from "../src/verifiable-log/log-signing.js";
 import { appendLeaves } from "../src/verifiable-log/tree-append.js";
-import { dropDatabase, recreateDatabase } from "./machine.js";
+import { databaseUrl, dropDatabase, recreateDatabase } from "./machine.js";
 
 const { values } = parseArgs({
   options: {
@@ -43,6 +45,8 @@ const { values } = parseArgs({
     pass: { type: "string", default: "5000" },
     proofs: { type: "string", default: "2000" },
     embedded: { type: "boolean", default: false },
+    keep: { type: "boolean", default: false },
+    reuse: { type: "boolean", default: false },
   },
 });
 const LEAVES = Number(values.leaves);
@@ -53,11 +57,19 @@ const crypto = createNodeLogCrypto();
 const dataDir = values.embedded ? await mkdtemp(join(tmpdir(), "audit-bench-log-")) : undefined;
 const db: Db =
   dataDir === undefined
-    ? createPostgresDb({ url: await recreateDatabase(DATABASE) })
+    ? createPostgresDb({
+        url: values.reuse ? databaseUrl(DATABASE) : await recreateDatabase(DATABASE),
+      })
     : await createPgliteDb(dataDir);
 await migrate(db);
 console.log(`driver: ${db.driver}`);
-const log = { projectId: randomUUID(), environment: "live" as const };
+const [kept] = values.reuse
+  ? await db.query<{ project_id: string }>(
+      "select project_id from log_trees where environment = 'live' and size = $1",
+      [LEAVES],
+    )
+  : [];
+const log = { projectId: kept?.project_id ?? randomUUID(), environment: "live" as const };
 
 const cpu = () => {
   const usage = process.cpuUsage();
@@ -65,73 +77,7 @@ const cpu = () => {
 };
 const percentile = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? 0;
-
-// 1. Leaves of events as the list renders them.
-const sample = (i: number) => ({
-  eventId: `0193a5b2-7c1e-7d3f-8a9b-${i.toString(16).padStart(12, "0")}`,
-  receivedAt: new Date(1_764_000_000_000 + i).toISOString(),
-  occurredAt: new Date(1_764_000_000_000 + i).toISOString(),
-  actionKey: "invoice.paid",
-  entityType: "invoice",
-  entityId: `inv_${i}`,
-  actorType: "user",
-  actorId: `user_${i % 97}`,
-  actorDisplay: "Alice Martin",
-  tenantId: "acme",
-  source: "billing-api",
-  context: { ip: "203.0.113.7", amount: i * 1.5, tags: ["a", "b"], nested: { ok: true } },
-  changes: [{ op: "set", path: "status", before: "open", after: "paid" }],
-  logIndex: i,
-  salt: toBase64(new Uint8Array(32).fill(i & 0xff)),
-});
-let t = cpu();
-const SAMPLE = 20_000;
-for (let i = 0; i < SAMPLE; i++) await listedEventLeaf(crypto, sample(i));
-console.log(
-  `leaf of an event (JCS, commitment, leaf): ${(((cpu() - t) / SAMPLE) * 1e6).toFixed(1)} µs CPU`,
-);
-
-// 2. Tree maintenance.
-const leaf = new Uint8Array(65);
-leaf[0] = 1;
-let size = 0;
-const started = Date.now();
-t = cpu();
-while (size < LEAVES) {
-  const count = Math.min(PASS, LEAVES - size);
-  const leaves = Array.from({ length: count }, (_, i) => {
-    const copy = leaf.slice();
-    new DataView(copy.buffer).setUint32(1, size + i);
-    return copy;
-  });
-  size = await db.transaction((tx) => appendLeaves(crypto, tx, log, size, leaves));
-}
-const wall = (Date.now() - started) / 1000;
-console.log(
-  `tree of ${LEAVES} leaves in passes of ${PASS}: ${wall.toFixed(1)} s, ${((LEAVES / wall) | 0).toLocaleString("en")} leaves/s, ${(((cpu() - t) / LEAVES) * 1e6).toFixed(1)} µs process CPU per leaf`,
-);
-const [{ bytes } = { bytes: "0" }] = await db.query<{ bytes: string }>(
-  "select pg_total_relation_size('log_tiles')::text as bytes",
-);
-console.log(
-  `log_tiles: ${(Number(bytes) / 1024 / 1024).toFixed(1)} MiB (${(Number(bytes) / LEAVES) | 0} bytes per leaf)`,
-);
-
-// 3. Proofs, through the service's read path. Each leaf's event has its event_index row.
 const eventId = (i: number) => `0193a5b2-7c1e-7d3f-8a9b-${i.toString(16).padStart(12, "0")}`;
-t = performance.now();
-for (let from = 0; from < LEAVES; from += 250_000) {
-  await db.query(
-    `insert into event_index (project_id, environment, log_index, id, xid, occurred_at,
-                              actor_idx, entity_type_idx, entity_id_idx, action_idx,
-                              search_tokens)
-     select $1, $2, g, ('0193a5b2-7c1e-7d3f-8a9b-' || lpad(to_hex(g), 12, '0'))::uuid,
-            '1'::xid8, now(), '\\x00', '\\x00', '\\x00', '\\x00', '{}'
-       from generate_series($3::int8, $4::int8 - 1) as g`,
-    [log.projectId, log.environment, from, Math.min(LEAVES, from + 250_000)],
-  );
-}
-console.log(`event_index rows written in ${((performance.now() - t) / 1000).toFixed(1)} s`);
 const signing = createLogSigning({ crypto, issuer: "bench", seed: new Uint8Array(32).fill(1) });
 const publisher = createCheckpointPublisher({
   db,
@@ -144,21 +90,97 @@ const publisher = createCheckpointPublisher({
 const sizes = [1, 1000, Math.floor(LEAVES / 3), Math.floor(LEAVES / 2), LEAVES - 1].filter(
   (n) => n >= 1 && n < LEAVES,
 );
-for (const n of sizes) {
-  await db.query(
-    "insert into log_trees (project_id, environment, size) values ($1, $2, $3) on conflict (project_id, environment) do update set size = excluded.size",
-    [log.projectId, log.environment, n],
+
+/** Parts 1 and 2, and what part 3 reads: each event's event_index row, the checkpoints. */
+async function build() {
+  // 1. Leaves of events as the list renders them.
+  const sample = (i: number) => ({
+    eventId: `0193a5b2-7c1e-7d3f-8a9b-${i.toString(16).padStart(12, "0")}`,
+    receivedAt: new Date(1_764_000_000_000 + i).toISOString(),
+    occurredAt: new Date(1_764_000_000_000 + i).toISOString(),
+    actionKey: "invoice.paid",
+    entityType: "invoice",
+    entityId: `inv_${i}`,
+    actorType: "user",
+    actorId: `user_${i % 97}`,
+    actorDisplay: "Alice Martin",
+    tenantId: "acme",
+    source: "billing-api",
+    context: { ip: "203.0.113.7", amount: i * 1.5, tags: ["a", "b"], nested: { ok: true } },
+    changes: [{ op: "set", path: "status", before: "open", after: "paid" }],
+    logIndex: i,
+    salt: toBase64(new Uint8Array(32).fill(i & 0xff)),
+  });
+  let t = cpu();
+  const SAMPLE = 20_000;
+  for (let i = 0; i < SAMPLE; i++) await listedEventLeaf(crypto, sample(i));
+  console.log(
+    `leaf of an event (JCS, commitment, leaf): ${(((cpu() - t) / SAMPLE) * 1e6).toFixed(1)} µs CPU`,
   );
+
+  // 2. Tree maintenance.
+  const leaf = new Uint8Array(65);
+  leaf[0] = 1;
+  let size = 0;
+  const started = Date.now();
+  t = cpu();
+  while (size < LEAVES) {
+    const count = Math.min(PASS, LEAVES - size);
+    const leaves = Array.from({ length: count }, (_, i) => {
+      const copy = leaf.slice();
+      new DataView(copy.buffer).setUint32(1, size + i);
+      return copy;
+    });
+    size = await db.transaction((tx) => appendLeaves(crypto, tx, log, size, leaves));
+  }
+  const wall = (Date.now() - started) / 1000;
+  console.log(
+    `tree of ${LEAVES} leaves in passes of ${PASS}: ${wall.toFixed(1)} s, ${((LEAVES / wall) | 0).toLocaleString("en")} leaves/s, ${(((cpu() - t) / LEAVES) * 1e6).toFixed(1)} µs process CPU per leaf`,
+  );
+  const [{ bytes } = { bytes: "0" }] = await db.query<{ bytes: string }>(
+    "select pg_total_relation_size('log_tiles')::text as bytes",
+  );
+  console.log(
+    `log_tiles: ${(Number(bytes) / 1024 / 1024).toFixed(1)} MiB (${(Number(bytes) / LEAVES) | 0} bytes per leaf)`,
+  );
+
+  // Each leaf's event_index row, as the integrator would write it (the proof finds the
+  // event's position there by id).
+  let at = performance.now();
+  for (let from = 0; from < LEAVES; from += 250_000) {
+    await db.query(
+      `insert into event_index (project_id, environment, log_index, id, xid, occurred_at,
+                                actor_idx, entity_type_idx, entity_id_idx, action_idx,
+                                search_tokens)
+       select $1, $2, g, ('0193a5b2-7c1e-7d3f-8a9b-' || lpad(to_hex(g), 12, '0'))::uuid,
+              '1'::xid8, now(), '\\x00', '\\x00', '\\x00', '\\x00', '{}'
+         from generate_series($3::int8, $4::int8 - 1) as g`,
+      [log.projectId, log.environment, from, Math.min(LEAVES, from + 250_000)],
+    );
+  }
+  console.log(`event_index rows written in ${((performance.now() - at) / 1000).toFixed(1)} s`);
+  for (const n of sizes) {
+    await db.query("update log_trees set size = $3 where project_id = $1 and environment = $2", [
+      log.projectId,
+      log.environment,
+      n,
+    ]);
+    await publisher.publishNow();
+  }
+  await db.query("update log_trees set size = $3 where project_id = $1 and environment = $2", [
+    log.projectId,
+    log.environment,
+    LEAVES,
+  ]);
+  at = performance.now();
   await publisher.publishNow();
+  console.log(`checkpoint of ${LEAVES} leaves signed in ${(performance.now() - at).toFixed(1)} ms`);
 }
-await db.query("update log_trees set size = $3 where project_id = $1 and environment = $2", [
-  log.projectId,
-  log.environment,
-  LEAVES,
-]);
-t = performance.now();
-await publisher.publishNow();
-console.log(`checkpoint of ${LEAVES} leaves signed in ${(performance.now() - t).toFixed(1)} ms`);
+
+if (kept === undefined) await build();
+else console.log(`reusing the tree of ${LEAVES} leaves of log ${log.projectId}`);
+
+// 3. Proofs, through the service's read path.
 const principal = {
   kind: "api_key" as const,
   projectId: log.projectId,
@@ -203,5 +225,5 @@ const consistency = await timed(PROOFS, () =>
 console.log(`consistency proof to ${LEAVES} from ${sizes.join(", ")}: ${consistency}`);
 await publisher.stop();
 await db.close();
-if (dataDir === undefined) await dropDatabase(DATABASE);
-else await rm(dataDir, { recursive: true, force: true });
+if (dataDir !== undefined) await rm(dataDir, { recursive: true, force: true });
+else if (!values.keep) await dropDatabase(DATABASE);

@@ -71,7 +71,8 @@ export async function dropDatabase(name: string): Promise<void> {
   await sql.end();
 }
 
-function databaseUrl(name: string): string {
+/** The URL of database `name` on the bench's PostgreSQL. */
+export function databaseUrl(name: string): string {
   const url = new URL(BENCH_DATABASE_URL);
   url.pathname = `/${name}`;
   return url.toString();

@@ -15,13 +15,13 @@ import type { Db } from "../store/db.js";
 import type { LogCrypto } from "../tlog/crypto.js";
 import { proveRecord, proveTree } from "../tlog/tree.js";
 import type { LogSigning } from "./log-signing.js";
+import { createTileCache, type TileCache } from "./tile-cache.js";
 import {
   type LogAddress,
-  locateEvent,
+  locateForProof,
   readCheckpoint,
-  readLeaf,
+  readCheckpoints,
   type StoredCheckpoint,
-  tileHashReader,
 } from "./tree-store.js";
 
 /** An inclusion proof, as the API returns it. */
@@ -56,6 +56,8 @@ export interface LogReadDeps {
   authenticator: Authenticator;
   keyring: Keyring;
   signing: LogSigning;
+  /** The tiles kept in memory (default: createTileCache's, 64 MiB). */
+  tiles?: TileCache;
 }
 
 /** Fixed messages of the log's refusals (the OpenAPI document lists them). */
@@ -95,21 +97,25 @@ function size(params: unknown, name: string): number | undefined {
 /** Creates the service. */
 export function createLogReadService(deps: LogReadDeps): LogReadService {
   const { db, crypto, authenticator, signing } = deps;
+  const tiles = deps.tiles ?? createTileCache(crypto);
 
   const logOf = (principal: ReaderPrincipal): LogAddress => ({
     projectId: principal.projectId,
     environment: principal.environment,
   });
 
-  const published = async (log: LogAddress, treeSize?: number): Promise<StoredCheckpoint> => {
-    const checkpoint = await readCheckpoint(db, log, treeSize);
-    if (checkpoint !== undefined) return checkpoint;
-    throw new ServiceError(
+  const notPublished = (treeSize: number | undefined) =>
+    new ServiceError(
       "not_found",
       treeSize === undefined
         ? LogMessages.noCheckpoint
         : `No checkpoint of tree size ${treeSize} has been published`,
     );
+
+  const published = async (log: LogAddress, treeSize?: number): Promise<StoredCheckpoint> => {
+    const checkpoint = await readCheckpoint(db, log, treeSize);
+    if (checkpoint !== undefined) return checkpoint;
+    throw notPublished(treeSize);
   };
 
   return {
@@ -142,9 +148,12 @@ export function createLogReadService(deps: LogReadDeps): LogReadService {
               "tenantId",
               principal.tenantId,
             );
-      const logIndex = await locateEvent(db, log, eventId.toLowerCase(), tenantIdx);
+      // One query for the event's position, the checkpoint and the event's own tiles;
+      // the upper tiles and the tree's right edge are usually cached (tile-cache.ts).
+      const start = await locateForProof(db, log, eventId.toLowerCase(), tenantIdx, treeSize);
+      const { logIndex, checkpoint } = start;
       if (logIndex === undefined) throw new ServiceError("not_found", LogMessages.eventNotFound);
-      const checkpoint = await published(log, treeSize);
+      if (checkpoint === undefined) throw notPublished(treeSize);
       if (logIndex >= checkpoint.size) {
         throw new ServiceError(
           "not_found",
@@ -152,14 +161,11 @@ export function createLogReadService(deps: LogReadDeps): LogReadService {
             (treeSize === undefined ? " yet: checkpoints follow within seconds" : ""),
         );
       }
-      const leaf = await readLeaf(db, log, logIndex);
+      tiles.keep(log, start.tiles);
+      const reader = tiles.reader(db, log);
+      const leaf = await reader.readLeaf(logIndex);
       if (leaf === undefined) throw new Error(`log tree: no leaf stored at ${logIndex}`);
-      const hashes = await proveRecord(
-        crypto,
-        checkpoint.size,
-        logIndex,
-        tileHashReader(crypto, db, log),
-      );
+      const hashes = await proveRecord(crypto, checkpoint.size, logIndex, reader);
       return { logIndex, treeSize: checkpoint.size, leaf, hashes };
     },
 
@@ -172,9 +178,9 @@ export function createLogReadService(deps: LogReadDeps): LogReadService {
       }
       if (from > to) throw new ServiceError("bad_request", LogMessages.fromAfterTo);
       const log = logOf(principal);
-      await published(log, from);
-      await published(log, to);
-      const hashes = await proveTree(crypto, to, from, tileHashReader(crypto, db, log));
+      const found = await readCheckpoints(db, log, [from, to]);
+      for (const size of [from, to]) if (!found.has(size)) throw notPublished(size);
+      const hashes = await proveTree(crypto, to, from, tiles.reader(db, log));
       return { from, to, hashes };
     },
   };

@@ -54,7 +54,7 @@ export async function appendLeaves(
           log,
           missing.map((t) => ({ level: t.L, n: t.N })),
         );
-        for (const [key, data] of read) tiles.set(key, data);
+        for (const row of read) tiles.set(`${row.level}/${row.n}`, row.data);
       }
       return Promise.all(
         indexes.map(async (index, i) => {
@@ -103,7 +103,7 @@ export async function appendLeaves(
   let previous: Uint8Array = new Uint8Array(0);
   if (oldSize % TILE_WIDTH !== 0) {
     const read = await readTiles(tx, log, [{ level: LEAF_LEVEL, n: firstTile }]);
-    previous = read.get(`${LEAF_LEVEL}/${firstTile}`) ?? new Uint8Array(0);
+    previous = read[0]?.data ?? new Uint8Array(0);
     if (previous.length !== (oldSize % TILE_WIDTH) * LEAF_SIZE) {
       throw new Error(`log tree: leaf tile ${firstTile} does not end at the tree size ${oldSize}`);
     }

@@ -39,46 +39,73 @@ export interface StoredCheckpoint {
   readonly publishedAt: Date;
 }
 
+/** A stored tile: its hashes (level >= 0) or leaves (level -1). */
+export interface TileRow {
+  readonly level: number;
+  readonly n: number;
+  readonly data: Uint8Array;
+}
+
 type TileKey = `${number}/${number}`;
 
 function key(level: number, n: number): TileKey {
   return `${level}/${n}`;
 }
 
-/** Reads tiles by (level, n) in one query; absent tiles are not in the map. */
+/** Tile rows by `level/n`. */
+export function tilesByKey(rows: readonly TileRow[]): Map<TileKey, Uint8Array> {
+  return new Map(rows.map((row) => [key(row.level, row.n), row.data]));
+}
+
+interface TileRecord {
+  level: number;
+  n: string;
+  data: Uint8Array;
+}
+
+const tileOf = (row: TileRecord): TileRow => ({
+  level: Number(row.level),
+  n: Number(row.n),
+  data: new Uint8Array(row.data),
+});
+
+/** Reads tiles by (level, n) in one query (one statement text, prepared once); absent tiles are left out. */
 export async function readTiles(
   db: Queryable,
   log: LogAddress,
   wanted: readonly { level: number; n: number }[],
-): Promise<Map<TileKey, Uint8Array>> {
-  const found = new Map<TileKey, Uint8Array>();
-  if (wanted.length === 0) return found;
+): Promise<TileRow[]> {
+  if (wanted.length === 0) return [];
   const unique = [...new Map(wanted.map((t) => [key(t.level, t.n), t])).values()];
-  // Levels and numbers are integers computed here, never input: safe to write inline.
-  const pairs = unique.map((t) => `(${Math.trunc(t.level)}, ${Math.trunc(t.n)})`).join(", ");
-  const rows = await db.query<{ level: number; n: string; data: Uint8Array }>(
+  const rows = await db.query<TileRecord>(
     `select level, n::text as n, data from log_tiles
-      where project_id = $1 and environment = $2 and (level, n) in (${pairs})`,
-    [log.projectId, log.environment],
+      where project_id = $1 and environment = $2
+        and (level, n) in (select * from unnest($3::int2[], $4::int8[]))`,
+    [log.projectId, log.environment, unique.map((t) => t.level), unique.map((t) => String(t.n))],
   );
-  for (const row of rows)
-    found.set(key(Number(row.level), Number(row.n)), new Uint8Array(row.data));
-  return found;
+  return rows.map(tileOf);
 }
 
-/** Writes tiles (insert, or replace a narrower version). */
+/** Writes tiles (insert, or replace a narrower version), in one statement. */
 export async function writeTiles(
   db: Queryable,
   log: LogAddress,
-  tiles: readonly { level: number; n: number; data: Uint8Array }[],
+  tiles: readonly TileRow[],
 ): Promise<void> {
-  for (const tile of tiles) {
-    await db.query(
-      `insert into log_tiles (project_id, environment, level, n, data) values ($1, $2, $3, $4, $5)
-       on conflict (project_id, environment, level, n) do update set data = excluded.data`,
-      [log.projectId, log.environment, tile.level, tile.n, tile.data],
-    );
-  }
+  if (tiles.length === 0) return;
+  await db.query(
+    `insert into log_tiles (project_id, environment, level, n, data)
+     select $1, $2, t.level, t.n, t.data
+       from unnest($3::int2[], $4::int8[], $5::bytea[]) as t(level, n, data)
+     on conflict (project_id, environment, level, n) do update set data = excluded.data`,
+    [
+      log.projectId,
+      log.environment,
+      tiles.map((tile) => tile.level),
+      tiles.map((tile) => String(tile.n)),
+      tiles.map((tile) => Buffer.from(tile.data.buffer, tile.data.byteOffset, tile.data.length)),
+    ],
+  );
 }
 
 /**
@@ -89,10 +116,12 @@ export function tileHashReader(crypto: LogCrypto, db: Queryable, log: LogAddress
   return {
     async readHashes(indexes) {
       const tiles = indexes.map((index) => tileForIndex(TILE_HEIGHT, index));
-      const data = await readTiles(
-        db,
-        log,
-        tiles.map((t) => ({ level: t.L, n: t.N })),
+      const data = tilesByKey(
+        await readTiles(
+          db,
+          log,
+          tiles.map((t) => ({ level: t.L, n: t.N })),
+        ),
       );
       return Promise.all(
         indexes.map((index, i) => {
@@ -117,7 +146,8 @@ export async function readLeaf(
   logIndex: number,
 ): Promise<Uint8Array | undefined> {
   const n = Math.floor(logIndex / TILE_WIDTH);
-  const data = (await readTiles(db, log, [{ level: LEAF_LEVEL, n }])).get(key(LEAF_LEVEL, n));
+  const [row] = await readTiles(db, log, [{ level: LEAF_LEVEL, n }]);
+  const data = row?.data;
   const offset = (logIndex - n * TILE_WIDTH) * LEAF_SIZE;
   if (data === undefined || data.length < offset + LEAF_SIZE) return undefined;
   return data.slice(offset, offset + LEAF_SIZE);
@@ -209,26 +239,101 @@ export async function readCheckpoint(
   return rows[0] === undefined ? undefined : checkpointOf(rows[0]);
 }
 
+/** What an inclusion proof starts from, read in one query (locateForProof). */
+export interface ProofStart {
+  /** The event's log index; undefined when the log has no such event (for the tenant). */
+  readonly logIndex: number | undefined;
+  /** The latest checkpoint, or the one of the size asked for; undefined when none. */
+  readonly checkpoint: StoredCheckpoint | undefined;
+  /**
+   * The event's leaf tile and bottom hash tile, when the event is in the checkpoint: the
+   * two tiles a proof of a random event rarely finds cached.
+   */
+  readonly tiles: TileRow[];
+}
+
 /**
- * The log index of an event of the log (and of the tenant whose blind index is given),
- * from the integrator's event_index; undefined when there is none.
+ * An event's log index, the checkpoint (the latest, or of `size`), and, when the event is
+ * in it, the event's leaf tile and level-0 hash tile: one round trip for what the proof
+ * of an event needs first.
  */
-export async function locateEvent(
+export async function locateForProof(
   db: Queryable,
   log: LogAddress,
   eventId: string,
   tenantIdx: Uint8Array | undefined,
-): Promise<number | undefined> {
-  const params: unknown[] = [log.projectId, log.environment, eventId];
+  size: number | undefined,
+): Promise<ProofStart> {
+  const params: unknown[] = [log.projectId, log.environment, eventId, size ?? null];
   let tenant = "";
   if (tenantIdx !== undefined) {
     params.push(tenantIdx);
-    tenant = " and tenant_idx = $4";
+    tenant = " and i.tenant_idx = $5";
   }
-  const rows = await db.query<{ log_index: string }>(
-    `select log_index::text as log_index from event_index
-      where project_id = $1 and environment = $2 and id = $3${tenant}`,
+  // Two statement texts (latest, or of a size), so that each has a plan that uses the key.
+  const checkpoint =
+    size === undefined
+      ? `select c.size, c.root, c.note, c.published_at from log_checkpoints c
+          where c.project_id = $1 and c.environment = $2 and $4::int8 is null
+          order by c.size desc limit 1`
+      : `select c.size, c.root, c.note, c.published_at from log_checkpoints c
+          where c.project_id = $1 and c.environment = $2 and c.size = $4::int8`;
+  const rows = await db.query<{
+    log_index: string | null;
+    size: string | null;
+    root: Uint8Array | null;
+    note: string | null;
+    published_at: Date | null;
+    level: number | null;
+    n: string | null;
+    data: Uint8Array | null;
+  }>(
+    `select i.log_index::text as log_index, c.size::text as size, c.root, c.note,
+            c.published_at, t.level, t.n::text as n, t.data
+       from (select 1) as one
+       left join event_index i
+         on i.project_id = $1 and i.environment = $2 and i.id = $3${tenant}
+       left join lateral (${checkpoint}) as c on true
+       left join lateral (
+         select t.level, t.n, t.data from log_tiles t
+          where t.project_id = $1 and t.environment = $2
+            and t.level in (${LEAF_LEVEL}, 0) and t.n = i.log_index / ${TILE_WIDTH}
+            and i.log_index < c.size) as t on true`,
     params,
   );
-  return rows[0] === undefined ? undefined : Number(rows[0].log_index);
+  const [first] = rows;
+  return {
+    logIndex: first?.log_index == null ? undefined : Number(first.log_index),
+    checkpoint:
+      first?.size == null ||
+      first.root === null ||
+      first.note === null ||
+      first.published_at === null
+        ? undefined
+        : checkpointOf({
+            size: first.size,
+            root: first.root,
+            note: first.note,
+            published_at: first.published_at,
+          }),
+    tiles: rows.flatMap((row) =>
+      row.level === null || row.n === null || row.data === null
+        ? []
+        : [tileOf({ level: row.level, n: row.n, data: row.data })],
+    ),
+  };
+}
+
+/** The checkpoints of the given sizes that were published, by size. */
+export async function readCheckpoints(
+  db: Queryable,
+  log: LogAddress,
+  sizes: readonly number[],
+): Promise<Map<number, StoredCheckpoint>> {
+  const rows = await db.query<CheckpointRow>(
+    `select size::text as size, root, note, published_at from log_checkpoints
+      where project_id = $1 and environment = $2 and size = any($3::int8[])`,
+    [log.projectId, log.environment, sizes.map(String)],
+  );
+  return new Map(rows.map((row) => [Number(row.size), checkpointOf(row)]));
 }

@@ -1,12 +1,13 @@
 /**
  * The stored tree on the suite's driver: leaves appended in batches of every shape give
- * the same roots, proofs and leaves as the tree in memory, and the checkpoint publisher
- * signs each grown tree once, verifiably.
+ * the same roots, proofs and leaves as the tree in memory, read directly or through the
+ * read side's tile cache (tiles kept narrow then needed wider, tiles evicted); and the
+ * checkpoint publisher signs each grown tree once, verifiably.
  */
 import { randomUUID } from "node:crypto";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Db } from "../../src/store/db.js";
+import type { Db, Queryable } from "../../src/store/db.js";
 import { migrate } from "../../src/store/migrations.js";
 import { toHex } from "../../src/tlog/bytes.js";
 import { openCheckpoint } from "../../src/tlog/checkpoint.js";
@@ -16,6 +17,7 @@ import { parseVerifierKey } from "../../src/tlog/note.js";
 import { proveRecord, proveTree, treeHash } from "../../src/tlog/tree.js";
 import { createCheckpointPublisher } from "../../src/verifiable-log/checkpoint-publisher.js";
 import { createLogSigning } from "../../src/verifiable-log/log-signing.js";
+import { createTileCache } from "../../src/verifiable-log/tile-cache.js";
 import { appendLeaves } from "../../src/verifiable-log/tree-append.js";
 import {
   readCheckpoint,
@@ -97,6 +99,82 @@ describe("the stored tree", () => {
     await expect(
       db.transaction((tx) => appendLeaves(crypto, tx, log, 1, [leaf(9)])),
     ).rejects.toThrow(/does not end at the tree size 1/);
+  });
+});
+
+describe("the read side's tile cache", () => {
+  /** The database, counting the queries made through it. */
+  const counting = () => {
+    const counter = {
+      queries: 0,
+      query<Row>(sql: string, params?: readonly unknown[]) {
+        counter.queries++;
+        return db.query<Row>(sql, params);
+      },
+    };
+    return counter satisfies Queryable;
+  };
+
+  for (const [name, maxBytes] of [
+    ["ample", 64 * 1024 * 1024],
+    ["a few tiles (evicting)", 40 * 1024],
+  ] as const) {
+    it(`gives the tree in memory's proofs, roots and leaves as the tree grows: ${name}`, async () => {
+      const log = { projectId: randomUUID(), environment: "live" };
+      const memory = createMemoryTree(crypto);
+      const cache = createTileCache(crypto, maxBytes);
+      let size = 0;
+      for (const count of [3, 250, 10, 1_000, 1, 300]) {
+        const leaves = Array.from({ length: count }, (_, i) => leaf(size + i));
+        size = await db.transaction((tx) => appendLeaves(crypto, tx, log, size, leaves));
+        for (const l of leaves) await memory.append(l);
+        const reader = cache.reader(db, log);
+        expect(toHex(await treeHash(crypto, size, reader)), `root of ${size}`).toBe(
+          toHex(await memory.root()),
+        );
+        // Old sizes (kept tiles narrower than now stored) and the new one (wider needed).
+        for (const t of new Set([Math.min(size, 3), Math.min(size, 253), size])) {
+          for (const n of new Set([0, t - 1, Math.floor(t / 2), Math.max(0, t - 257)])) {
+            expect(
+              (await proveRecord(crypto, t, n, reader)).map(toHex),
+              `leaf ${n} in ${t}`,
+            ).toEqual((await memory.proveRecord(n, t)).map(toHex));
+            expect(
+              (await proveTree(crypto, t, n + 1, reader)).map(toHex),
+              `${n + 1} to ${t}`,
+            ).toEqual((await memory.proveTree(n + 1, t)).map(toHex));
+            expect(toHex((await reader.readLeaf(n)) ?? new Uint8Array())).toBe(toHex(leaf(n)));
+          }
+        }
+        expect(await reader.readLeaf(size)).toBeUndefined();
+        expect(cache.bytes).toBeLessThanOrEqual(maxBytes);
+      }
+      await expect(
+        proveRecord(crypto, size + 300, size + 299, cache.reader(db, log)),
+      ).rejects.toThrow(/missing or short/);
+    });
+  }
+
+  it("answers a proof it has served before without a query, and only then", async () => {
+    const log = { projectId: randomUUID(), environment: "live" };
+    const leaves = Array.from({ length: 3_000 }, (_, i) => leaf(i));
+    await db.transaction((tx) => appendLeaves(crypto, tx, log, 0, leaves));
+    const cache = createTileCache(crypto);
+    const first = counting();
+    const proof = await proveRecord(crypto, 3_000, 1_234, cache.reader(first, log));
+    expect(first.queries).toBe(1);
+    const again = counting();
+    expect(await proveRecord(crypto, 3_000, 1_234, cache.reader(again, log))).toEqual(proof);
+    expect(again.queries).toBe(0);
+    // Another leaf of another bottom tile: only that tile is read.
+    const other = counting();
+    const reader = cache.reader(other, log);
+    await proveRecord(crypto, 3_000, 2_500, reader);
+    expect(other.queries).toBe(1);
+    // Its leaf tile was not read yet: one more query, then none.
+    await reader.readLeaf(2_500);
+    await reader.readLeaf(2_501);
+    expect(other.queries).toBe(2);
   });
 });
 
