@@ -159,6 +159,9 @@ async function build() {
     );
   }
   console.log(`event_index rows written in ${((performance.now() - at) / 1000).toFixed(1)} s`);
+  // As autovacuum would after such growth: the planner's statistics.
+  await db.query("analyze event_index");
+  await db.query("analyze log_tiles");
   for (const n of sizes) {
     await db.query("update log_trees set size = $3 where project_id = $1 and environment = $2", [
       log.projectId,

@@ -63,6 +63,7 @@ import { createCheckpointPublisher } from "./verifiable-log/checkpoint-publisher
 import { createEventTreeStage } from "./verifiable-log/event-tree-stage.js";
 import { createLogReadService } from "./verifiable-log/log-service.js";
 import { createLogSigning } from "./verifiable-log/log-signing.js";
+import { createTreeBackfill } from "./verifiable-log/tree-backfill.js";
 
 /** The services of the API, in the order of the proto files. */
 export const SERVICES = [IngestService, EventService, TokenService, AdminService, LogService];
@@ -108,6 +109,11 @@ export interface AppOptions {
    * bench/grpc-unary.ts turns it off to measure what the path earns.
    */
   leanGrpc?: boolean;
+  /**
+   * Grow the logs' Merkle trees and publish checkpoints (docs/verifiable-log.md); true by
+   * default. bench/log-cost.ts turns it off to measure what the log costs ingestion.
+   */
+  verifiableLog?: boolean;
 }
 
 /** Builds the application from its configuration. */
@@ -172,19 +178,21 @@ export async function createApp(
     issuer: config.LOG_ISSUER,
     seed: secrets.logSigningKey,
   });
+  const treeStage = createEventTreeStage({
+    crypto: logCrypto,
+    keyring,
+    // The leaf commits to the event exactly as GET /api/events renders it.
+    render: (event) =>
+      restJson(StoredEventSchema, storedEventMessage(event)) as Record<string, unknown>,
+    // A migrated log's backfill, a chunk a transaction (on PGlite it holds the connection).
+    backfillChunk: db.driver === "pglite" ? 1_000 : 5_000,
+  });
+  const verifiableLog = options.verifiableLog ?? true;
   const integrator = createIntegrator({
     db,
     keyring,
     logger,
-    stages: [
-      createEventTreeStage({
-        crypto: logCrypto,
-        keyring,
-        // The leaf commits to the event exactly as GET /api/events renders it.
-        render: (event) =>
-          restJson(StoredEventSchema, storedEventMessage(event)) as Record<string, unknown>,
-      }),
-    ],
+    stages: verifiableLog ? [treeStage] : [],
     ...(db.driver === "pglite" ? { maxEventsPerPass: 1_000 } : {}),
     onPass: (result) => {
       metrics.integrated(result.integrated);
@@ -213,6 +221,12 @@ export async function createApp(
     db,
     crypto: logCrypto,
     signing: logSigning,
+    logger,
+    intervalMs: config.LOG_CHECKPOINT_INTERVAL_MS,
+  });
+  const treeBackfill = createTreeBackfill({
+    db,
+    stage: treeStage,
     logger,
     intervalMs: config.LOG_CHECKPOINT_INTERVAL_MS,
   });
@@ -333,7 +347,10 @@ export async function createApp(
     sweeper.unref();
     integrator.start();
     await waker.start();
-    checkpoints.start();
+    if (verifiableLog) {
+      checkpoints.start();
+      treeBackfill.start();
+    }
     retentionJob.start();
   };
   if (startup.reachedAtStart) await startBackground();
@@ -380,6 +397,7 @@ export async function createApp(
       await retentionJob.stop();
       await notifications?.close();
       await checkpoints.stop();
+      await treeBackfill.stop();
       await limits.close();
       await db.close();
     },

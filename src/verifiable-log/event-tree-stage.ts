@@ -3,7 +3,8 @@
  * journal's events: each event rendered as GET /api/events lists it (the renderer is the
  * API's own, passed in), with its context decrypted here, so the leaf commits to exactly
  * what a reader will see. Events numbered before the tree existed are read back by log
- * index and decrypted the same way.
+ * index and decrypted the same way, a chunk at a time (tree-stage.ts), under the
+ * integrator's lock of their log.
  */
 import type { JsonObject } from "@bufbuild/protobuf";
 import { openContext } from "../crypto/event-cipher.js";
@@ -11,9 +12,10 @@ import type { Keyring } from "../crypto/keyring.js";
 import { type ListedEvent, openListedEvent } from "../events/reader-query.js";
 import type { IntegrationStage, SequencedBatch } from "../log/integrator.js";
 import type { Queryable } from "../store/db.js";
+import { lockLogs } from "../store/log-integration.js";
 import { toBase64 } from "../tlog/bytes.js";
 import type { LogCrypto } from "../tlog/crypto.js";
-import { createTreeStage } from "./tree-stage.js";
+import { createTreeStage, type TreeStage } from "./tree-stage.js";
 import type { LogAddress } from "./tree-store.js";
 
 /** Options of createEventTreeStage. */
@@ -22,6 +24,8 @@ export interface EventTreeStageOptions {
   keyring: Keyring;
   /** An event as GET /api/events renders it (its JSON object). */
   render(event: ListedEvent): Record<string, unknown>;
+  /** Most events backfilled in one transaction (tree-stage.ts; default 5,000). */
+  backfillChunk?: number;
 }
 
 /** Milliseconds of a microsecond timestamp, rounded down (before 1970 too), as lists do. */
@@ -48,11 +52,18 @@ interface BackfillRow {
   context: Uint8Array | null;
 }
 
-/** The stage, for the integrator's `stages`. */
-export function createEventTreeStage(options: EventTreeStageOptions): IntegrationStage {
+/** The stage, for the integrator's `stages`; its `catchUp` backfills idle logs. */
+export function createEventTreeStage(
+  options: EventTreeStageOptions,
+): IntegrationStage & TreeStage<SequencedBatch> {
   const { keyring, render } = options;
   return createTreeStage<SequencedBatch>({
     crypto: options.crypto,
+    ...(options.backfillChunk === undefined ? {} : { backfillChunk: options.backfillChunk }),
+    async lockLog(tx, lockId) {
+      const [log] = await lockLogs(tx, [lockId]);
+      return log === undefined ? undefined : Number(log.size);
+    },
     async render(tx, batch) {
       const keys = await keyring.forProject(batch.projectId, tx);
       return Promise.all(

@@ -148,7 +148,7 @@ export function createLogReadService(deps: LogReadDeps): LogReadService {
               "tenantId",
               principal.tenantId,
             );
-      // One query for the event's position, the checkpoint and the event's own tiles;
+      // One query for the event's position, the checkpoint, its leaf and its bottom tile;
       // the upper tiles and the tree's right edge are usually cached (tile-cache.ts).
       const start = await locateForProof(db, log, eventId.toLowerCase(), tenantIdx, treeSize);
       const { logIndex, checkpoint } = start;
@@ -161,11 +161,10 @@ export function createLogReadService(deps: LogReadDeps): LogReadService {
             (treeSize === undefined ? " yet: checkpoints follow within seconds" : ""),
         );
       }
-      tiles.keep(log, start.tiles);
-      const reader = tiles.reader(db, log);
-      const leaf = await reader.readLeaf(logIndex);
+      const { leaf } = start;
       if (leaf === undefined) throw new Error(`log tree: no leaf stored at ${logIndex}`);
-      const hashes = await proveRecord(crypto, checkpoint.size, logIndex, reader);
+      tiles.keep(log, start.tiles);
+      const hashes = await proveRecord(crypto, checkpoint.size, logIndex, tiles.reader(db, log));
       return { logIndex, treeSize: checkpoint.size, leaf, hashes };
     },
 

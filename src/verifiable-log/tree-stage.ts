@@ -5,15 +5,21 @@
  * leaves to the log's stored tree. Off the acknowledgement path, in bulk, and atomic with
  * the numbering: a pass that fails leaves neither.
  *
- * Events numbered before the tree existed (a database migrated to the journal) are
- * appended first, read back through `backfill`, so the tree always holds every numbered
- * event of its log, in logIndex order.
+ * Events numbered before the tree existed (a database migrated to the verifiable log) are
+ * appended first, read back through `backfill`, so the tree holds a prefix of its log's
+ * numbered events, in logIndex order, and catches up: at most `backfillChunk` of them per
+ * transaction, in the integrator's pass (while the tree is behind, the pass's own events
+ * are left to the backfill, which reads them back later) and, for logs no pass takes,
+ * in `catchUp`'s own transactions under the integrator's lock of the log. Each chunk
+ * commits its leaves with the tree's size, so a crash between chunks resumes where the
+ * last one ended; a log of millions of events never holds a transaction or the
+ * integrator for longer than a chunk.
  */
-import type { Queryable } from "../store/db.js";
+import type { Db, Queryable } from "../store/db.js";
 import type { LogCrypto } from "../tlog/crypto.js";
 import { listedEventLeaf } from "../tlog/leaf.js";
 import { appendLeaves } from "./tree-append.js";
-import { type LogAddress, readTreeSize } from "./tree-store.js";
+import { type LogAddress, logsBehind, readTreeSize } from "./tree-store.js";
 
 /** The part of an integrator batch the stage reads. */
 export interface TreeBatch {
@@ -38,17 +44,31 @@ export interface TreeStageOptions<B extends TreeBatch> {
     from: number,
     to: number,
   ): Promise<Record<string, unknown>[]>;
+  /** Most backfilled leaves appended in one transaction (default 5,000). */
+  backfillChunk?: number;
+  /**
+   * Takes the integrator's lock of a log (by its lock id) in `tx`, as a pass does; returns
+   * the log's integrated size (events numbered), or undefined when a pass holds it.
+   */
+  lockLog(tx: Queryable, lockId: number): Promise<number | undefined>;
 }
 
 /** An integration stage (the integrator's IntegrationStage shape). */
 export interface TreeStage<B extends TreeBatch> {
   readonly needsContext: boolean;
   apply(tx: Queryable, batches: readonly B[]): Promise<void>;
+  /**
+   * Backfills the trees that are behind their logs, one chunk a transaction, until each
+   * has caught up (or is held by a pass, which then backfills it itself) or `stop`
+   * answers true between chunks; returns the leaves appended.
+   */
+  catchUp(db: Db, stop?: () => boolean): Promise<number>;
 }
 
 /** The stage that grows each log's tree. */
 export function createTreeStage<B extends TreeBatch>(options: TreeStageOptions<B>): TreeStage<B> {
   const { crypto } = options;
+  const chunk = options.backfillChunk ?? 5_000;
 
   const leavesOf = async (events: Record<string, unknown>[], from: number) =>
     Promise.all(
@@ -61,6 +81,18 @@ export function createTreeStage<B extends TreeBatch>(options: TreeStageOptions<B
       }),
     );
 
+  /** Appends up to one chunk of the leaves of [size, upTo); returns the new size. */
+  const backfillChunk = async (tx: Queryable, log: LogAddress, size: number, upTo: number) => {
+    const to = Math.min(upTo, size + chunk);
+    const missing = await options.backfill(tx, log, size, to);
+    if (missing.length !== to - size) {
+      throw new Error(
+        `log tree: ${missing.length} events to backfill at ${size}, not ${to - size}`,
+      );
+    }
+    return appendLeaves(crypto, tx, log, size, await leavesOf(missing, size));
+  };
+
   return {
     // The commitment covers the context, so its ciphertext must be read.
     needsContext: true,
@@ -72,10 +104,9 @@ export function createTreeStage<B extends TreeBatch>(options: TreeStageOptions<B
         if (size > first) {
           throw new Error(`log tree: tree of size ${size} is ahead of the log at ${first}`);
         }
-        if (size < first) {
-          const missing = await options.backfill(tx, log, size, first);
-          size = await appendLeaves(crypto, tx, log, size, await leavesOf(missing, size));
-        }
+        if (size < first) size = await backfillChunk(tx, log, size, first);
+        // Still behind: this batch's events are backfilled later, after those before them.
+        if (size < first) continue;
         await appendLeaves(
           crypto,
           tx,
@@ -84,6 +115,26 @@ export function createTreeStage<B extends TreeBatch>(options: TreeStageOptions<B
           await leavesOf(await options.render(tx, batch), first),
         );
       }
+    },
+    async catchUp(db, stop = () => false) {
+      let appended = 0;
+      for (const log of await logsBehind(db)) {
+        for (;;) {
+          if (stop()) return appended;
+          const grown = await db.transaction(async (tx) => {
+            const logSize = await options.lockLog(tx, log.lockId);
+            if (logSize === undefined) return 0;
+            const size = await readTreeSize(tx, log);
+            if (size >= logSize) return 0;
+            return (await backfillChunk(tx, log, size, logSize)) - size;
+          });
+          if (grown === 0) break;
+          appended += grown;
+          // Let requests run between chunks.
+          await new Promise<void>((resolve) => setImmediate(resolve));
+        }
+      }
+      return appended;
     },
   };
 }

@@ -77,10 +77,15 @@ export async function readTiles(
 ): Promise<TileRow[]> {
   if (wanted.length === 0) return [];
   const unique = [...new Map(wanted.map((t) => [key(t.level, t.n), t])).values()];
+  // One index probe per tile, whatever the statistics say: a join the planner may reorder
+  // can scan every tile of the log instead ("offset 0" keeps the subquery as written).
   const rows = await db.query<TileRecord>(
-    `select level, n::text as n, data from log_tiles
-      where project_id = $1 and environment = $2
-        and (level, n) in (select * from unnest($3::int2[], $4::int8[]))`,
+    `select w.level, w.n::text as n, t.data
+       from unnest($3::int2[], $4::int8[]) as w(level, n)
+      cross join lateral (
+        select t.data from log_tiles t
+         where t.project_id = $1 and t.environment = $2 and t.level = w.level and t.n = w.n
+        offset 0) as t`,
     [log.projectId, log.environment, unique.map((t) => t.level), unique.map((t) => String(t.n))],
   );
   return rows.map(tileOf);
@@ -187,6 +192,25 @@ export async function logsToCheckpoint(db: Queryable): Promise<(LogAddress & { s
   }));
 }
 
+/**
+ * Logs whose tree holds fewer leaves than the log has numbered events (a database
+ * migrated to the verifiable log, until the backfill has caught up), with their lock ids.
+ */
+export async function logsBehind(db: Queryable): Promise<(LogAddress & { lockId: number })[]> {
+  const rows = await db.query<{ lock_id: number; project_id: string; environment: string }>(
+    `select l.lock_id, l.project_id, l.environment
+       from event_logs l
+       left join log_trees t on t.project_id = l.project_id and t.environment = l.environment
+      where l.size > coalesce(t.size, 0)
+      order by l.lock_id`,
+  );
+  return rows.map((row) => ({
+    lockId: row.lock_id,
+    projectId: row.project_id,
+    environment: row.environment,
+  }));
+}
+
 /** Stores a published checkpoint; one of the same size already there is kept. */
 export async function insertCheckpoint(
   db: Queryable,
@@ -245,17 +269,19 @@ export interface ProofStart {
   readonly logIndex: number | undefined;
   /** The latest checkpoint, or the one of the size asked for; undefined when none. */
   readonly checkpoint: StoredCheckpoint | undefined;
+  /** The event's leaf, when the event is in the checkpoint. */
+  readonly leaf: Uint8Array | undefined;
   /**
-   * The event's leaf tile and bottom hash tile, when the event is in the checkpoint: the
-   * two tiles a proof of a random event rarely finds cached.
+   * The event's bottom hash tile, when the event is in the checkpoint: the tile a proof of
+   * a random event rarely finds cached.
    */
   readonly tiles: TileRow[];
 }
 
 /**
  * An event's log index, the checkpoint (the latest, or of `size`), and, when the event is
- * in it, the event's leaf tile and level-0 hash tile: one round trip for what the proof
- * of an event needs first.
+ * in it, its leaf and its level-0 hash tile: one round trip for what the proof of an
+ * event needs first.
  */
 export async function locateForProof(
   db: Queryable,
@@ -271,6 +297,7 @@ export async function locateForProof(
     tenant = " and i.tenant_idx = $5";
   }
   // Two statement texts (latest, or of a size), so that each has a plan that uses the key.
+  // Each tile is one index probe (see readTiles); of the leaf tile only the leaf is sent.
   const checkpoint =
     size === undefined
       ? `select c.size, c.root, c.note, c.published_at from log_checkpoints c
@@ -278,49 +305,53 @@ export async function locateForProof(
           order by c.size desc limit 1`
       : `select c.size, c.root, c.note, c.published_at from log_checkpoints c
           where c.project_id = $1 and c.environment = $2 and c.size = $4::int8`;
-  const rows = await db.query<{
+  const [row] = await db.query<{
     log_index: string | null;
     size: string | null;
     root: Uint8Array | null;
     note: string | null;
     published_at: Date | null;
-    level: number | null;
-    n: string | null;
-    data: Uint8Array | null;
+    leaf: Uint8Array | null;
+    tile_n: string | null;
+    tile: Uint8Array | null;
   }>(
     `select i.log_index::text as log_index, c.size::text as size, c.root, c.note,
-            c.published_at, t.level, t.n::text as n, t.data
+            c.published_at, l.leaf, h.n::text as tile_n, h.data as tile
        from (select 1) as one
        left join event_index i
          on i.project_id = $1 and i.environment = $2 and i.id = $3${tenant}
        left join lateral (${checkpoint}) as c on true
        left join lateral (
-         select t.level, t.n, t.data from log_tiles t
-          where t.project_id = $1 and t.environment = $2
-            and t.level in (${LEAF_LEVEL}, 0) and t.n = i.log_index / ${TILE_WIDTH}
-            and i.log_index < c.size) as t on true`,
+         select substring(t.data from (i.log_index % ${TILE_WIDTH})::int4 * ${LEAF_SIZE} + 1
+                          for ${LEAF_SIZE}) as leaf
+           from log_tiles t
+          where t.project_id = $1 and t.environment = $2 and t.level = ${LEAF_LEVEL}
+            and t.n = i.log_index / ${TILE_WIDTH} and i.log_index < c.size
+         offset 0) as l on true
+       left join lateral (
+         select t.n, t.data from log_tiles t
+          where t.project_id = $1 and t.environment = $2 and t.level = 0
+            and t.n = i.log_index / ${TILE_WIDTH} and i.log_index < c.size
+         offset 0) as h on true`,
     params,
   );
-  const [first] = rows;
+  const found =
+    row?.size == null || row.root === null || row.note === null || row.published_at === null
+      ? undefined
+      : checkpointOf({
+          size: row.size,
+          root: row.root,
+          note: row.note,
+          published_at: row.published_at,
+        });
   return {
-    logIndex: first?.log_index == null ? undefined : Number(first.log_index),
-    checkpoint:
-      first?.size == null ||
-      first.root === null ||
-      first.note === null ||
-      first.published_at === null
-        ? undefined
-        : checkpointOf({
-            size: first.size,
-            root: first.root,
-            note: first.note,
-            published_at: first.published_at,
-          }),
-    tiles: rows.flatMap((row) =>
-      row.level === null || row.n === null || row.data === null
+    logIndex: row?.log_index == null ? undefined : Number(row.log_index),
+    checkpoint: found,
+    leaf: row?.leaf == null || row.leaf.length !== LEAF_SIZE ? undefined : new Uint8Array(row.leaf),
+    tiles:
+      row?.tile_n == null || row.tile === null
         ? []
-        : [tileOf({ level: row.level, n: row.n, data: row.data })],
-    ),
+        : [tileOf({ level: 0, n: row.tile_n, data: row.tile })],
   };
 }
 
