@@ -14,8 +14,8 @@ import {
   HASH_SIZE,
   type Hash,
   type HashReader,
+  nodeHash,
   recordHash,
-  storedHashesForRecordHash,
   storedHashIndex,
 } from "../tlog/tree.js";
 import {
@@ -71,17 +71,38 @@ export async function appendLeaves(
     },
   };
 
+  // The old tree's complete subtrees, largest first (its right edge): every left sibling
+  // the new leaves need that this pass does not compute, read in one call. Then each leaf
+  // is added as to a compact range, without a read per leaf: its hash, and the hash of
+  // each subtree it completes, are its stored hashes (tlog's storedHashes), in order.
+  const stack: { level: number; hash: Hash }[] = [];
+  const edge: { level: number; n: number }[] = [];
+  for (let level = 52, lo = 0; level >= 0; level--) {
+    if (Math.floor(oldSize / 2 ** level) % 2 === 1) {
+      edge.push({ level, n: lo / 2 ** level });
+      lo += 2 ** level;
+    }
+  }
+  const edgeHashes = await reader.readHashes(
+    edge.map((node) => storedHashIndex(node.level, node.n)),
+  );
+  edge.forEach((node, i) => {
+    stack.push({ level: node.level, hash: edgeHashes[i] as Hash });
+  });
   for (const [i, leaf] of leaves.entries()) {
     if (leaf.length !== LEAF_SIZE) throw new Error("log tree: a leaf is 65 bytes");
     const n = oldSize + i;
-    const hashes = await storedHashesForRecordHash(
-      crypto,
-      n,
-      await recordHash(crypto, leaf),
-      reader,
-    );
-    const first = storedHashIndex(0, n);
-    for (const [j, hash] of hashes.entries()) added.set(first + j, hash);
+    let index = storedHashIndex(0, n);
+    let hash = await recordHash(crypto, leaf);
+    added.set(index, hash);
+    let level = 0;
+    for (let top = stack.at(-1); top !== undefined && top.level === level; top = stack.at(-1)) {
+      stack.pop();
+      hash = await nodeHash(crypto, top.hash, hash);
+      level++;
+      added.set(++index, hash);
+    }
+    stack.push({ level, hash });
   }
   const newSize = oldSize + leaves.length;
 
