@@ -324,6 +324,7 @@ export async function createApp(
     trustProxy: config.TRUST_PROXY,
     corsOrigins: config.CORS_ORIGINS,
     ...(config.METRICS_TOKEN ? { metricsToken: config.METRICS_TOKEN } : {}),
+    admission: { ingest: config.INGEST_MAX_IN_FLIGHT, read: config.READ_MAX_IN_FLIGHT },
     readiness: { database: () => db.ping() },
     ...(limits.redisPing ? { optionalReadiness: { redis: limits.redisPing } } : {}),
   });

@@ -74,6 +74,11 @@ const schema = z.object({
   IDEMPOTENCY_TTL_SECONDS: integer(1, 31_536_000).default(86_400),
   API_KEY_CACHE_SECONDS: integer(0, 300).default(5),
   SHUTDOWN_TIMEOUT_SECONDS: integer(1, 600).default(25),
+  // Admission control (docs/reliability.md, Overload): the most Create Event, bulk and
+  // stream events in progress at once, and the most reads (lists, the log's proofs,
+  // tokens); beyond, a fast 503 with Retry-After. 0 turns a limit off.
+  INGEST_MAX_IN_FLIGHT: integer(0, 1_000_000).default(256),
+  READ_MAX_IN_FLIGHT: integer(0, 1_000_000).default(64),
   WORKERS: integer(1, 64).default(1),
   // Follow streams (docs/export.md): a heartbeat after this long without events, and a
   // look at the log this often when no notification came.

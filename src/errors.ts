@@ -67,6 +67,7 @@ export const Messages = {
   internal: "Internal server error",
   unavailable: "Service temporarily unavailable: the database cannot be reached",
   shuttingDown: "Service temporarily unavailable: this instance is shutting down",
+  overloaded: "Service temporarily unavailable: too many requests in progress",
   notFound: "Not found",
   invalidAuthority: "Invalid Host or :authority header",
   twoCredentials:
@@ -107,11 +108,15 @@ export function toServiceError(error: unknown): ServiceError | undefined {
 /**
  * True when the client is told nothing of the cause, so that it must be logged: an
  * internal failure, or the database unreachable (its cause tells the operator which).
- * A stream ended because this instance is shutting down is expected.
+ * A stream ended because this instance is shutting down, and a request refused because
+ * too many are in progress (transport/admission.ts), are expected.
  */
 export function isUnexpected(error: unknown): boolean {
   const known = toServiceError(error);
   return (
-    known === undefined || (known.kind === "unavailable" && known.message !== Messages.shuttingDown)
+    known === undefined ||
+    (known.kind === "unavailable" &&
+      known.message !== Messages.shuttingDown &&
+      known.message !== Messages.overloaded)
   );
 }

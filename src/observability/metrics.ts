@@ -35,6 +35,10 @@ export interface Metrics {
   listWaited(seconds: number): void;
   /** Reads the logs' lag at each scrape. */
   readLogLag(source: () => Promise<LogLag>): void;
+  /** A request refused because its class had too many in progress (transport/admission.ts). */
+  overloadRefused(admissionClass: string): void;
+  /** Reads the requests in progress per admission class at each scrape. */
+  readInFlight(source: () => Record<string, number>): void;
 }
 
 /** The methods counted under their own name; any other is counted as `OTHER`. */
@@ -98,6 +102,24 @@ export function createMetrics(withDefaults = false): Metrics {
     help: "Time a list waited for the integrator to pass what was acknowledged before it.",
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registers: [registry],
+  });
+  const overloaded = new Counter({
+    name: "audit_requests_overloaded_total",
+    help: "Requests refused with 503 because too many of their class were in progress.",
+    labelNames: ["class"] as const,
+    registers: [registry],
+  });
+  let inFlightSource: (() => Record<string, number>) | undefined;
+  new Gauge({
+    name: "audit_requests_in_flight",
+    help: "Requests in progress, by admission class (ingest, read).",
+    labelNames: ["class"] as const,
+    registers: [registry],
+    collect() {
+      for (const [name, count] of Object.entries(inFlightSource?.() ?? {})) {
+        this.set({ class: name }, count);
+      }
+    },
   });
   // The logs' figures are the database's, read at each scrape (the same on every
   // instance): no label, a handful of series whatever the number of logs.
@@ -167,6 +189,12 @@ export function createMetrics(withDefaults = false): Metrics {
     },
     readLogLag(source) {
       lagSource = source;
+    },
+    overloadRefused(admissionClass) {
+      overloaded.inc({ class: admissionClass });
+    },
+    readInFlight(source) {
+      inFlightSource = source;
     },
   };
 }

@@ -15,6 +15,7 @@ import { Health } from "../../gen/grpc/health/v1/health_pb.js";
 import type { EventStreamOperations } from "../api/event-stream-operations.js";
 import type { Operations, StreamOperations } from "../api/operation.js";
 import type { Metrics } from "../observability/metrics.js";
+import { type AdmissionLimits, createAdmission } from "./admission.js";
 import { MAX_BODY_BYTES } from "./body.js";
 import { contextValuesFrom } from "./connect-context.js";
 import { bidiStreamRoutes, connectRoutes, errorBoundary } from "./connect-routes.js";
@@ -54,6 +55,11 @@ export interface EdgeOptions {
   optionalReadiness?: Record<string, ReadinessCheck>;
   /** When set, /metrics answers only `Authorization: Bearer <metricsToken>`. */
   metricsToken?: string;
+  /**
+   * The most requests in progress per class (admission.ts); beyond, a fast 503. Without
+   * it, nothing is limited.
+   */
+  admission?: AdmissionLimits;
 }
 
 /** The REST routes browsers may call from other origins (with a frontend token). */
@@ -85,13 +91,23 @@ const STREAM_METHOD_PATHS: ReadonlyMap<DescMethod, string> = new Map<DescMethod,
 
 /** Creates the handler of the port. */
 export function createEdge(options: EdgeOptions): (req: NodeRequest, res: NodeResponse) => void {
-  const { operations, logger, metrics } = options;
+  const { logger, metrics } = options;
   const readFacts = createFactsReader({ trustProxy: options.trustProxy });
   const reporter = createErrorReporter(logger);
+  // Every path below calls the admitted operations: one limit for every protocol.
+  const admission = createAdmission({
+    limits: options.admission ?? { ingest: 0, read: 0 },
+    onRefused: (admissionClass) => metrics.overloadRefused(admissionClass),
+  });
+  metrics.readInFlight(() => ({
+    ingest: admission.gates.ingest.inFlight,
+    read: admission.gates.read.inFlight,
+  }));
+  const operations = admission.operations(options.operations);
   // Health answers plain HTTP in production too, like the /healthz and /readyz probes.
   const https = createHttpsRule(options.requireHttps, [Health.typeName]);
   const unaryRoutes = connectRoutes(operations);
-  const ingestStreams = options.ingestStreams;
+  const ingestStreams = options.ingestStreams && admission.streams(options.ingestStreams);
   const bidiRoutes = ingestStreams ? bidiStreamRoutes(ingestStreams, reporter) : undefined;
   const { streams } = options;
   const routes = (router: ConnectRouter) => {

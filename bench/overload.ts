@@ -1,0 +1,506 @@
+/**
+ * `npm run bench:overload`: what happens at three times the capacity (issue 26).
+ *
+ * Starts the service (`node --import tsx src/main.ts`, PGlite by default, `--postgres` for
+ * the local PostgreSQL) on 127.0.0.1 with the rate limit raised, then:
+ *   1. capacity: closed loop, `--connections` (64) concurrent Create Events of ~1 KB for
+ *      `--capacity-seconds` (15) after a 3 s warm-up; the acknowledged (201) rate is the
+ *      capacity C (or `--capacity <n>` to skip the measurement);
+ *   2. normal: open loop at `--normal` (0.5) × C for 15 s;
+ *   3. overload: open loop at `--factor` (3) × C for `--overload-seconds` (60);
+ *   4. recovery: open loop at 0.5 × C for `--recovery-seconds` (30).
+ * Open loop: requests are sent at a fixed arrival rate whatever the answers, each from
+ * its scheduled time (latency counts any wait in the generator: no coordinated
+ * omission), over up to `--sockets` (4,000) keep-alive connections, as many independent
+ * clients would; past `--max-outstanding` (20,000) unanswered, a request is not sent and
+ * counted as dropped by the generator. A request unanswered after 30 s is a timeout.
+ *
+ * Recorded per second: offered, 201s and every other status, the p50/p99/max latency of
+ * 201s and of refusals, the service's RSS (/proc), its event-loop lag (p99 and max from
+ * /metrics, which prom-client resets at each scrape), and the latency of /healthz (every
+ * 250 ms) and of a List Events (every second) sent beside the load.
+ * `--limit <n>` sets INGEST_MAX_IN_FLIGHT (0: no admission control, the "before").
+ * Prints a table per phase and writes bench/results/overload-<storage>-<limit>.json.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { Agent, request } from "node:http";
+import { cpus, loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { Environment, Plan } from "../gen/audit/v1/admin_pb.js";
+import { createAdminClient } from "../src/admin/admin-client.js";
+import { sampleEvent } from "./event-body.js";
+import { dropDatabase, recreateDatabase } from "./machine.js";
+
+const { values } = parseArgs({
+  options: {
+    postgres: { type: "boolean", default: false },
+    limit: { type: "string" },
+    capacity: { type: "string" },
+    "capacity-seconds": { type: "string", default: "15" },
+    connections: { type: "string", default: "64" },
+    normal: { type: "string", default: "0.5" },
+    factor: { type: "string", default: "3" },
+    "normal-seconds": { type: "string", default: "15" },
+    "overload-seconds": { type: "string", default: "60" },
+    "recovery-seconds": { type: "string", default: "30" },
+    sockets: { type: "string", default: "4000" },
+    "max-outstanding": { type: "string", default: "20000" },
+  },
+});
+const root = new URL("..", import.meta.url).pathname;
+const REQUEST_TIMEOUT_MS = 30_000;
+const storage = values.postgres ? "postgresql" : "pglite";
+
+interface Outcome {
+  /** Seconds since the run's start, of the request's scheduled time. */
+  at: number;
+  phase: string;
+  /** HTTP status, or 0 for a connection error, -1 for a timeout, -2 not sent. */
+  status: number;
+  ms: number;
+  retryAfter?: string;
+}
+
+interface Sample {
+  at: number;
+  rssMb: number;
+  loopLagP99Ms?: number;
+  loopLagMaxMs?: number;
+}
+
+interface Probe {
+  at: number;
+  kind: "healthz" | "list";
+  status: number;
+  ms: number;
+}
+
+const outcomes: Outcome[] = [];
+const samples: Sample[] = [];
+const probes: Probe[] = [];
+const bodies = Array.from({ length: 512 }, (_, i) => JSON.stringify(sampleEvent(i)));
+const bodyBytes = Buffer.byteLength(bodies[0] ?? "");
+
+const children = new Set<ChildProcess>();
+process.on("exit", () => {
+  for (const child of children) child.kill("SIGKILL");
+});
+
+async function main(): Promise<void> {
+  const started = new Date();
+  process.stderr.write(
+    `overload bench: ${storage}, ${cpus().length} cores, load ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(" ")}, body ${bodyBytes} B\n`,
+  );
+  const dataDir = await mkdtemp(join(tmpdir(), "audit-overload-"));
+  const adminToken = randomBytes(24).toString("hex");
+  const env: Record<string, string> = {
+    PORT: "0",
+    HOST: "127.0.0.1",
+    LOG_LEVEL: "info",
+    ADMIN_TOKEN: adminToken,
+    RATE_LIMIT_MAX: "1000000000",
+    DATA_DIR: dataDir,
+  };
+  if (values.limit !== undefined) env.INGEST_MAX_IN_FLIGHT = values.limit;
+  const database = "audit_bench_overload";
+  if (values.postgres) {
+    env.DATABASE_URL = await recreateDatabase(database);
+    env.MASTER_KEY = randomBytes(32).toString("base64");
+    env.TOKEN_SIGNING_KEY = randomBytes(32).toString("hex");
+  }
+  const service = await startService(env);
+  const base = `http://127.0.0.1:${service.port}`;
+  const admin = createAdminClient(base, adminToken);
+  const keys: string[] = [];
+  for (let i = 0; i < 40; i++) {
+    const { project } = await admin.createProject({ name: `overload ${i}`, plan: Plan.PRO });
+    const created = await admin.createApiKey({
+      projectId: project?.id ?? "",
+      environment: Environment.LIVE,
+    });
+    keys.push(created.secret);
+  }
+  const agent = new Agent({ keepAlive: true, maxSockets: Number(values.sockets) });
+  const post = createPoster(service.port, agent, keys);
+
+  let capacity = Number(values.capacity ?? 0);
+  if (!capacity) {
+    await closedLoop(post, Number(values.connections), 3, "warm-up");
+    const acknowledged = await closedLoop(
+      post,
+      Number(values.connections),
+      Number(values["capacity-seconds"]),
+      "capacity",
+    );
+    capacity = acknowledged / Number(values["capacity-seconds"]);
+  }
+  process.stderr.write(`  capacity: ${Math.round(capacity)} events/s\n`);
+
+  const t0 = performance.now();
+  const pid = service.child.pid ?? 0;
+  const sampler = startSampling(pid, base, keys[0] ?? "", t0);
+  const normal = Number(values.normal);
+  const phases: [string, number, number][] = [
+    ["normal", normal * capacity, Number(values["normal-seconds"])],
+    ["overload", Number(values.factor) * capacity, Number(values["overload-seconds"])],
+    ["recovery", normal * capacity, Number(values["recovery-seconds"])],
+  ];
+  let offset = 0;
+  for (const [phase, rate, seconds] of phases) {
+    process.stderr.write(`  ${phase}: ${Math.round(rate)}/s for ${seconds} s\n`);
+    await openLoop(post, rate, seconds, phase, t0, offset);
+    offset += seconds;
+  }
+  // Every request sent has been answered or timed out before the figures are read.
+  await post.idle();
+  sampler.stop();
+  await stop(service.child);
+  if (values.postgres) await dropDatabase(database);
+  await rm(dataDir, { recursive: true, force: true });
+  report(started, capacity, phases);
+}
+
+/** Starts the service and resolves once it listens. */
+function startService(env: Record<string, string>): Promise<{ child: ChildProcess; port: number }> {
+  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  children.add(child);
+  child.once("exit", () => children.delete(child));
+  return new Promise((resolve, reject) => {
+    let buffer = "";
+    const timer = setTimeout(() => reject(new Error("the service did not start")), 60_000);
+    child.stdout?.on("data", (chunk: Buffer) => {
+      buffer += chunk.toString();
+      const lines = buffer.split("\n");
+      buffer = lines.pop() ?? "";
+      for (const line of lines) {
+        if (!line.startsWith("{")) continue;
+        const parsed = JSON.parse(line) as { msg?: string; port?: number };
+        if (parsed.msg === "audit event service listening" && parsed.port) {
+          clearTimeout(timer);
+          resolve({ child, port: parsed.port });
+        }
+      }
+    });
+    child.once("exit", (code) => reject(new Error(`the service exited with ${code}`)));
+  });
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGTERM");
+  await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 15_000))]);
+  child.kill("SIGKILL");
+}
+
+interface Poster {
+  /** Sends one Create Event; resolves with its outcome (never rejects). */
+  send(scheduled: number): Promise<Omit<Outcome, "at" | "phase">>;
+  readonly outstanding: number;
+  /** Resolves when nothing is outstanding. */
+  idle(): Promise<void>;
+}
+
+function createPoster(port: number, agent: Agent, keys: string[]): Poster {
+  let sequence = 0;
+  let outstanding = 0;
+  let idleWaiters: (() => void)[] = [];
+  return {
+    get outstanding() {
+      return outstanding;
+    },
+    idle() {
+      if (outstanding === 0) return Promise.resolve();
+      return new Promise((resolve) => idleWaiters.push(resolve));
+    },
+    send(scheduled) {
+      sequence++;
+      outstanding++;
+      const body = bodies[sequence % bodies.length] ?? "";
+      return new Promise((resolve) => {
+        let settled = false;
+        const settle = (status: number, retryAfter?: string) => {
+          if (settled) return;
+          settled = true;
+          outstanding--;
+          if (outstanding === 0) {
+            for (const wake of idleWaiters) wake();
+            idleWaiters = [];
+          }
+          resolve({
+            status,
+            ms: performance.now() - scheduled,
+            ...(retryAfter === undefined ? {} : { retryAfter }),
+          });
+        };
+        const req = request(
+          {
+            host: "127.0.0.1",
+            port,
+            method: "POST",
+            path: "/api/ingest/event",
+            agent,
+            headers: {
+              "content-type": "application/json",
+              "content-length": Buffer.byteLength(body),
+              authorization: `Bearer ${keys[sequence % keys.length]}`,
+            },
+          },
+          (res) => {
+            res.resume();
+            res.once("end", () => {
+              const retryAfter = res.headers["retry-after"];
+              settle(res.statusCode ?? 0, typeof retryAfter === "string" ? retryAfter : undefined);
+            });
+            res.once("error", () => settle(0));
+          },
+        );
+        req.setTimeout(REQUEST_TIMEOUT_MS, () => {
+          settle(-1);
+          req.destroy();
+        });
+        req.once("error", () => settle(0));
+        req.end(body);
+      });
+    },
+  };
+}
+
+/** `connections` clients each sending the next request once answered; the 201 count. */
+async function closedLoop(
+  post: Poster,
+  connections: number,
+  seconds: number,
+  phase: string,
+): Promise<number> {
+  process.stderr.write(`  ${phase}: closed loop, ${connections} clients, ${seconds} s\n`);
+  const end = performance.now() + seconds * 1000;
+  let acknowledged = 0;
+  await Promise.all(
+    Array.from({ length: connections }, async () => {
+      while (performance.now() < end) {
+        const outcome = await post.send(performance.now());
+        if (outcome.status === 201) acknowledged++;
+      }
+    }),
+  );
+  return acknowledged;
+}
+
+/** Sends at `rate` per second for `seconds`, from its scheduled time, whatever the answers. */
+async function openLoop(
+  post: Poster,
+  rate: number,
+  seconds: number,
+  phase: string,
+  t0: number,
+  offset: number,
+): Promise<void> {
+  const start = t0 + offset * 1000;
+  const total = Math.round(rate * seconds);
+  const maxOutstanding = Number(values["max-outstanding"]);
+  let sent = 0;
+  await new Promise<void>((resolve) => {
+    const tick = () => {
+      const now = performance.now();
+      const due = Math.min(total, Math.floor(((now - start) / 1000) * rate));
+      while (sent < due) {
+        const scheduled = start + (sent / rate) * 1000;
+        const at = (scheduled - t0) / 1000;
+        sent++;
+        if (post.outstanding >= maxOutstanding) {
+          outcomes.push({ at, phase, status: -2, ms: 0 });
+          continue;
+        }
+        void post.send(scheduled).then((outcome) => outcomes.push({ at, phase, ...outcome }));
+      }
+      if (sent >= total) resolve();
+      else setTimeout(tick, 1);
+    };
+    tick();
+  });
+}
+
+/** Every second the service's RSS and loop lag; /healthz every 250 ms; a list every second. */
+function startSampling(pid: number, base: string, key: string, t0: number) {
+  const probeAgent = new Agent({ keepAlive: true, maxSockets: 4 });
+  const get = (path: string, headers: Record<string, string> = {}) =>
+    new Promise<{ status: number; body: string }>((resolve) => {
+      const req = request(`${base}${path}`, { agent: probeAgent, headers }, (res) => {
+        let body = "";
+        res.setEncoding("utf8");
+        res.on("data", (chunk: string) => {
+          body += chunk;
+        });
+        res.once("end", () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      req.setTimeout(REQUEST_TIMEOUT_MS, () => {
+        req.destroy();
+        resolve({ status: -1, body: "" });
+      });
+      req.once("error", () => resolve({ status: 0, body: "" }));
+      req.end();
+    });
+  const timed = async (kind: Probe["kind"], path: string, headers?: Record<string, string>) => {
+    const sent = performance.now();
+    const { status } = await get(path, headers);
+    probes.push({ at: (sent - t0) / 1000, kind, status, ms: performance.now() - sent });
+  };
+  const sample = async () => {
+    const at = (performance.now() - t0) / 1000;
+    const status = await readFile(`/proc/${pid}/status`, "utf8").catch(() => "");
+    const rss = /VmRSS:\s+(\d+) kB/.exec(status);
+    const entry: Sample = { at, rssMb: rss ? Number(rss[1]) / 1024 : 0 };
+    samples.push(entry);
+    const metrics = await get("/metrics");
+    const gauge = (name: string) => {
+      const match = new RegExp(`^${name} ([0-9.e+-]+)$`, "m").exec(metrics.body);
+      return match ? Number(match[1]) * 1000 : undefined;
+    };
+    const p99 = gauge("nodejs_eventloop_lag_p99_seconds");
+    const max = gauge("nodejs_eventloop_lag_max_seconds");
+    if (p99 !== undefined) entry.loopLagP99Ms = p99;
+    if (max !== undefined) entry.loopLagMaxMs = max;
+  };
+  const timers = [
+    setInterval(() => void sample(), 1000),
+    setInterval(() => void timed("healthz", "/healthz"), 250),
+    setInterval(
+      () => void timed("list", "/api/events?limit=10", { authorization: `Bearer ${key}` }),
+      1000,
+    ),
+  ];
+  return {
+    stop() {
+      for (const timer of timers) clearInterval(timer);
+      probeAgent.destroy();
+    },
+  };
+}
+
+function percentile(sorted: number[], p: number): number | undefined {
+  if (sorted.length === 0) return undefined;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+function summarize(list: Outcome[], seconds: number) {
+  const statuses: Record<string, number> = {};
+  for (const o of list) statuses[o.status] = (statuses[o.status] ?? 0) + 1;
+  const admitted = list
+    .filter((o) => o.status === 201)
+    .map((o) => o.ms)
+    .sort((a, b) => a - b);
+  const refused = list
+    .filter((o) => o.status !== 201)
+    .map((o) => o.ms)
+    .sort((a, b) => a - b);
+  const round = (value: number | undefined) =>
+    value === undefined ? null : Math.round(value * 10) / 10;
+  return {
+    offeredPerSecond: Math.round(list.length / seconds),
+    admittedPerSecond: Math.round(admitted.length / seconds),
+    statuses,
+    admittedMs: {
+      p50: round(percentile(admitted, 50)),
+      p99: round(percentile(admitted, 99)),
+      max: round(admitted.at(-1)),
+    },
+    refusedMs: {
+      p50: round(percentile(refused, 50)),
+      p99: round(percentile(refused, 99)),
+      max: round(refused.at(-1)),
+    },
+  };
+}
+
+function report(started: Date, capacity: number, phases: [string, number, number][]): void {
+  const perSecond: Record<string, unknown>[] = [];
+  const last = Math.ceil(Math.max(0, ...outcomes.map((o) => o.at)));
+  for (let second = 0; second < last; second++) {
+    const list = outcomes.filter((o) => o.at >= second && o.at < second + 1);
+    const sample = samples.find((s) => s.at >= second && s.at < second + 1);
+    const health = probes
+      .filter((p) => p.kind === "healthz" && p.at >= second && p.at < second + 1)
+      .map((p) => p.ms);
+    const list1 = probes.find((p) => p.kind === "list" && p.at >= second && p.at < second + 1);
+    const summary = summarize(list, 1);
+    perSecond.push({
+      second,
+      phase: list[0]?.phase ?? "",
+      offered: summary.offeredPerSecond,
+      "201": summary.admittedPerSecond,
+      statuses: summary.statuses,
+      "201 p99 ms": summary.admittedMs.p99,
+      "refused p99 ms": summary.refusedMs.p99,
+      "rss MB": sample ? Math.round(sample.rssMb) : null,
+      "loop lag p99 ms":
+        sample?.loopLagP99Ms === undefined ? null : Math.round(sample.loopLagP99Ms),
+      "healthz max ms": health.length ? Math.round(Math.max(...health)) : null,
+      "list ms": list1 ? Math.round(list1.ms) : null,
+      "list status": list1?.status ?? null,
+    });
+  }
+  const phaseRows: Record<string, unknown>[] = [];
+  let offset = 0;
+  for (const [phase, , seconds] of phases) {
+    const inPhase = (at: number) => at >= offset && at < offset + seconds;
+    const list = outcomes.filter((o) => o.phase === phase);
+    const rss = samples.filter((s) => inPhase(s.at)).map((s) => s.rssMb);
+    const lag = samples.filter((s) => inPhase(s.at)).map((s) => s.loopLagMaxMs ?? 0);
+    const health = probes
+      .filter((p) => p.kind === "healthz" && inPhase(p.at))
+      .map((p) => p.ms)
+      .sort((a, b) => a - b);
+    const lists = probes.filter((p) => p.kind === "list" && inPhase(p.at));
+    const summary = summarize(list, seconds);
+    const retryAfter = new Set(list.filter((o) => o.status === 503).map((o) => o.retryAfter));
+    phaseRows.push({
+      phase,
+      ...summary,
+      retryAfterValues: [...retryAfter],
+      peakRssMb: Math.round(Math.max(0, ...rss)),
+      maxLoopLagMs: Math.round(Math.max(0, ...lag)),
+      healthz: {
+        count: health.length,
+        p99Ms: percentile(health, 99),
+        maxMs: health.at(-1),
+        non200: probes.filter((p) => p.kind === "healthz" && inPhase(p.at) && p.status !== 200)
+          .length,
+      },
+      lists: {
+        count: lists.length,
+        maxMs: Math.round(Math.max(0, ...lists.map((p) => p.ms))),
+        statuses: [...new Set(lists.map((p) => p.status))],
+      },
+    });
+    offset += seconds;
+  }
+  console.table(perSecond.map((row) => ({ ...row, statuses: JSON.stringify(row.statuses) })));
+  for (const row of phaseRows) console.log(JSON.stringify(row));
+  const output = {
+    date: started.toISOString(),
+    storage,
+    loadAverage: loadavg(),
+    ingestMaxInFlight: values.limit ?? "default",
+    capacityPerSecond: Math.round(capacity),
+    bodyBytes,
+    phases: phaseRows,
+    perSecond,
+  };
+  const file = join(root, `bench/results/overload-${storage}-${values.limit ?? "default"}.json`);
+  void mkdir(join(root, "bench/results"), { recursive: true }).then(() =>
+    writeFile(file, `${JSON.stringify(output, null, 2)}\n`),
+  );
+  process.stderr.write(`  written to ${file}\n`);
+}
+
+await main();

@@ -1,0 +1,193 @@
+/**
+ * Admission control at the edge (issue 26, overload): a bounded number of requests in
+ * progress per class of operation, and a fast refusal beyond it. Without it, requests
+ * offered faster than the service can store them queue without limit (the group-commit
+ * queue, the database pool's wait queue, the bodies and promises behind them): memory
+ * grows and every answer comes later, admitted or not. With it, what the service takes on
+ * is at most the limit, so the queues behind it are bounded and an admitted request waits
+ * at most for the limit's worth of work ahead of it; the excess is answered at once
+ * with 503 `Service temporarily unavailable: too many requests in progress` and
+ * `Retry-After: 1` (gRPC and Connect: Unavailable with a RetryInfo detail of 1 s), as a
+ * database outage is answered.
+ *
+ * The operations are wrapped, so every protocol is limited alike: REST, Connect, gRPC-Web,
+ * the Connect adapter's gRPC and the lean unary gRPC path (which all call the same
+ * operations), single and bulk ingestion, and each event of an IngestEvents stream.
+ * Classes have separate budgets, so that an ingest flood never takes the slots of reads
+ * (and the other way round). Probes (/healthz, /readyz, /metrics), the gRPC health
+ * service, AdminService and the export and follow streams are not limited here.
+ *
+ * Invariant: a slot is taken before the operation does anything and given back exactly
+ * once, when its answer is settled (whatever the outcome); a refused call has done
+ * nothing, so retrying it is always safe.
+ */
+import type { DescMethod, Message } from "@bufbuild/protobuf";
+import type {
+  Operations,
+  StreamCall,
+  StreamOperation,
+  StreamOperations,
+} from "../api/operation.js";
+import { Messages, ServiceError } from "../errors.js";
+
+/** The classes of operation, each with its own budget. */
+export type AdmissionClass = "ingest" | "read";
+
+/** The most requests of each class in progress at once; 0 for no limit. */
+export type AdmissionLimits = Readonly<Record<AdmissionClass, number>>;
+
+/** Seconds a refused client is told to wait (Retry-After, RetryInfo). */
+export const OVERLOAD_RETRY_AFTER_SECONDS = 1;
+
+/** What a refused call is answered: 503 / Unavailable, come back in a second. */
+export function overloaded(): ServiceError {
+  return new ServiceError("unavailable", Messages.overloaded, {
+    retryAfterSeconds: OVERLOAD_RETRY_AFTER_SECONDS,
+  });
+}
+
+/** A counted budget of requests in progress. */
+export interface Gate {
+  /** Takes a slot; false when all are taken. */
+  tryEnter(): boolean;
+  /** Gives a slot back. */
+  leave(): void;
+  readonly inFlight: number;
+  /** The budget; 0 for no limit. */
+  readonly limit: number;
+}
+
+/** A gate of `limit` slots (0: never refuses, still counts). */
+export function createGate(limit: number): Gate {
+  let inFlight = 0;
+  return {
+    tryEnter() {
+      if (limit > 0 && inFlight >= limit) return false;
+      inFlight++;
+      return true;
+    },
+    leave() {
+      inFlight--;
+    },
+    get inFlight() {
+      return inFlight;
+    },
+    limit,
+  };
+}
+
+/** What the edge needs to admit calls. */
+export interface Admission {
+  /** The operations, each limited by the gate of its class (others unchanged). */
+  operations(operations: Operations): Operations;
+  /** The streaming operations: each event of a stream takes a slot until answered. */
+  streams(streams: StreamOperations): StreamOperations;
+  /** The gate of each class, for metrics and tests. */
+  gates: Readonly<Record<AdmissionClass, Gate>>;
+}
+
+/** Options of the admission control. */
+export interface AdmissionOptions {
+  limits: AdmissionLimits;
+  /** Called for each refused call (metrics). */
+  onRefused?: (admissionClass: AdmissionClass) => void;
+}
+
+// The class of each service's methods: the rest (AdminService, the health and
+// reflection services, which are not operations) are not limited.
+const CLASS_OF_SERVICE: Readonly<Record<string, AdmissionClass>> = {
+  "audit.v1.IngestService": "ingest",
+  "audit.v1.EventService": "read",
+  "audit.v1.LogService": "read",
+  "audit.v1.TokenService": "read",
+};
+
+/** The class of a method, or undefined when it is not limited. */
+export function admissionClass(method: DescMethod): AdmissionClass | undefined {
+  return CLASS_OF_SERVICE[method.parent.typeName];
+}
+
+/** Creates the admission control with the given budgets. */
+export function createAdmission(options: AdmissionOptions): Admission {
+  const gates: Record<AdmissionClass, Gate> = {
+    ingest: createGate(options.limits.ingest),
+    read: createGate(options.limits.read),
+  };
+  const refuse = (admission: AdmissionClass) => {
+    options.onRefused?.(admission);
+    return overloaded();
+  };
+
+  return {
+    gates,
+    operations(operations) {
+      const admitted: Operations = new Map();
+      for (const [method, operation] of operations) {
+        const admission = admissionClass(method);
+        if (admission === undefined) {
+          admitted.set(method, operation);
+          continue;
+        }
+        const gate = gates[admission];
+        admitted.set(method, async (call) => {
+          if (!gate.tryEnter()) throw refuse(admission);
+          try {
+            return await operation(call);
+          } finally {
+            gate.leave();
+          }
+        });
+      }
+      return admitted;
+    },
+    streams(streams) {
+      const admitted: StreamOperations = new Map();
+      for (const [method, operation] of streams) {
+        const admission = admissionClass(method);
+        if (admission === undefined) {
+          admitted.set(method, operation);
+          continue;
+        }
+        const gate = gates[admission];
+        admitted.set(method, (call) => admitStream(gate, () => refuse(admission), call, operation));
+      }
+      return admitted;
+    },
+  };
+}
+
+/**
+ * A stream whose requests each take a slot when the operation reads it, given back when
+ * the operation yields its answer. A request that finds no slot throws the refusal when
+ * read: the operation answers it as it answers any refusal of one request (IngestEvents
+ * then ends the stream with Unavailable once the requests before it are answered). Relies
+ * on the operation's contract: one answer per request read, in the order read.
+ */
+async function* admitStream(
+  gate: Gate,
+  refusal: () => ServiceError,
+  call: StreamCall,
+  operation: StreamOperation,
+): AsyncGenerator<Message> {
+  // For each request read and not yet answered: whether it holds a slot.
+  const holding: boolean[] = [];
+  const requests = (async function* () {
+    for await (const read of call.requests) {
+      yield () => {
+        const entered = gate.tryEnter();
+        holding.push(entered);
+        if (!entered) throw refusal();
+        return read();
+      };
+    }
+  })();
+  try {
+    for await (const answer of operation({ ...call, requests })) {
+      if (holding.shift()) gate.leave();
+      yield answer;
+    }
+  } finally {
+    // A stream cancelled or failed with requests unanswered gives their slots back.
+    for (const held of holding.splice(0)) if (held) gate.leave();
+  }
+}
