@@ -93,7 +93,11 @@ const STREAM_METHOD_PATHS: ReadonlyMap<DescMethod, string> = new Map<DescMethod,
 export function createEdge(options: EdgeOptions): (req: NodeRequest, res: NodeResponse) => void {
   const { logger, metrics } = options;
   const readFacts = createFactsReader({ trustProxy: options.trustProxy });
-  const reporter = createErrorReporter(logger);
+  // A database outage is logged when it starts and when this check passes again.
+  const reporter = createErrorReporter(
+    logger,
+    "database" in options.readiness ? { databaseProbe: options.readiness.database } : {},
+  );
   // Every path below calls the admitted operations: one limit for every protocol.
   const admission = createAdmission({
     limits: options.admission ?? { ingest: 0, read: 0 },

@@ -12,6 +12,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { OUTAGE_STARTED } from "../../src/transport/error-reporter.js";
 import {
   assertRunning,
   createStorage,
@@ -49,10 +50,13 @@ async function readiness(url: string): Promise<Readiness> {
   return { at, status: response.status, body: await response.json(), ms: Date.now() - at };
 }
 
-/** The logged causes of the service's 503s, by error code, with a count each. */
+/**
+ * The logged causes of the service's failures, by error code, with a count each: an
+ * outage is logged once when it starts (error-reporter.ts), other failures each time.
+ */
 function causes(service: Service): Record<string, number> {
   const counts: Record<string, number> = {};
-  for (const entry of service.logs("request failed")) {
+  for (const entry of [...service.logs("request failed"), ...service.logs(OUTAGE_STARTED)]) {
     const err = entry.err as { code?: string; message?: string } | undefined;
     const cause = `${err?.code ?? "?"}: ${err?.message?.slice(0, 80) ?? ""}`;
     counts[cause] = (counts[cause] ?? 0) + 1;
