@@ -88,6 +88,9 @@ const children = new Set<ChildProcess>();
 process.on("exit", () => {
   for (const child of children) child.kill("SIGKILL");
 });
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => process.exit(130));
+}
 
 async function main(): Promise<void> {
   const started = new Date();
@@ -176,7 +179,7 @@ function startService(env: Record<string, string>): Promise<{ child: ChildProces
   child.once("exit", () => children.delete(child));
   return new Promise((resolve, reject) => {
     let buffer = "";
-    const timer = setTimeout(() => reject(new Error("the service did not start")), 60_000);
+    const timer = setTimeout(() => reject(new Error("the service did not start")), 300_000);
     child.stdout?.on("data", (chunk: Buffer) => {
       buffer += chunk.toString();
       const lines = buffer.split("\n");

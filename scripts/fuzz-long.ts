@@ -233,6 +233,9 @@ const children = new Set<ChildProcess>();
 process.on("exit", () => {
   for (const child of children) child.kill("SIGKILL");
 });
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => process.exit(130));
+}
 
 /** The service, with every log line it writes at error level or above kept. */
 async function startService(env: Record<string, string>) {
@@ -246,7 +249,7 @@ async function startService(env: Record<string, string>) {
   child.once("exit", () => children.delete(child));
   const port = await new Promise<number>((resolve, reject) => {
     let buffer = "";
-    const timer = setTimeout(() => reject(new Error("the service did not start")), 90_000);
+    const timer = setTimeout(() => reject(new Error("the service did not start")), 300_000);
     child.stdout?.on("data", (chunk: Buffer) => {
       buffer += chunk.toString();
       const lines = buffer.split("\n");
