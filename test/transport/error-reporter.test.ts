@@ -51,7 +51,7 @@ describe("the error reporter during a database outage", () => {
     await new Promise((resolve) => setTimeout(resolve, 60));
     expect(lines.map((line) => line.msg)).toEqual([OUTAGE_STARTED]);
     expect(lines[0]?.level).toBe(50);
-    expect(String((lines[0]?.err as { stack?: string }).stack)).toContain("Error");
+    expect(String((lines[0]?.err as { stack?: string } | undefined)?.stack)).toContain("Error");
     expect(lines[0]?.reqId).toBe("r0");
 
     up = true;
