@@ -15,6 +15,7 @@ import { LogService } from "../gen/audit/v1/log_pb.js";
 import { TokenService } from "../gen/audit/v1/tokens_pb.js";
 import { createAdminService } from "./admin/admin-service.js";
 import { adminOperations } from "./api/admin-operations.js";
+import { erasureOperations } from "./api/erasure-operations.js";
 import { eventOperations, storedEventMessage } from "./api/event-operations.js";
 import { eventStreamOperations } from "./api/event-stream-operations.js";
 import { ingestOperations, ingestStreamOperations } from "./api/ingest-operations.js";
@@ -37,6 +38,7 @@ import { createLogWaker } from "./events/log-wake.js";
 import { createTokenService } from "./events/token-service.js";
 import { createBulkIngestService } from "./ingest/bulk-ingest.js";
 import { createIngestService } from "./ingest/ingest-service.js";
+import { createErasureService } from "./lifecycle/erasure-service.js";
 import { createRetentionJob } from "./lifecycle/retention-job.js";
 import { createRetentionService } from "./lifecycle/retention-service.js";
 import { createLimits } from "./limits/limits.js";
@@ -284,6 +286,15 @@ export async function createApp(
     onCreated: (principal) => metrics.eventCreated(principal.environment),
   });
 
+  const erasure = createErasureService({
+    db,
+    projects,
+    keyring,
+    logger,
+    nudge: () => integrator.nudge(true),
+    reclaim: config.ERASURE_RECLAIM ?? (db.driver === "pglite" ? "full" : "vacuum"),
+  });
+  const adminGuard = createAdminTokenGuard(secrets.adminToken);
   const operations: Operations = new Map([
     ...ingestOperations(ingest, bulk),
     ...eventOperations(
@@ -309,8 +320,9 @@ export async function createApp(
     ...adminOperations(
       createAdminService({ projects, keyring, authenticator, db, signing: logSigning }),
       { retention: createRetentionService({ db, projects }) },
-      createAdminTokenGuard(secrets.adminToken),
+      adminGuard,
     ),
+    ...erasureOperations(erasure, adminGuard),
   ]);
   const handler = createEdge({
     services: SERVICES,
@@ -353,6 +365,8 @@ export async function createApp(
       treeBackfill.start();
     }
     retentionJob.start();
+    // Erasures left pending by a crash (here or on another instance) are completed.
+    erasure.start();
   };
   if (startup.reachedAtStart) await startBackground();
   else startup.ready.then(startBackground, () => {});
@@ -394,6 +408,7 @@ export async function createApp(
       clearInterval(sweeper);
       await events.drain();
       await batches.drain();
+      await erasure.stop();
       await integrator.stop();
       await retentionJob.stop();
       await notifications?.close();

@@ -96,6 +96,10 @@ const schema = z.object({
   RETENTION_INTERVAL_SECONDS: integer(1, 3_600).default(3_600),
   // Events per expiry batch (one transaction); unset: 5,000 on PostgreSQL, 1,000 on PGlite.
   RETENTION_BATCH_SIZE: integer(1, 100_000).optional(),
+  // After an erasure (docs/lifecycle.md): `full` rewrites the tables it deleted from so the
+  // erased bytes leave the files (locks each table meanwhile), `vacuum` only marks their
+  // space reusable. Default: full on the embedded PGlite, vacuum on PostgreSQL.
+  ERASURE_RECLAIM: z.enum(["full", "vacuum"]).optional(),
 });
 
 /** The parsed configuration. */

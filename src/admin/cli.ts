@@ -14,6 +14,9 @@ import {
   ApiKeySchema,
   ApiKeyStatus,
   Environment,
+  EraseEventsResponseSchema,
+  type Erasure,
+  ErasureSchema,
   GetLogPositionResponseSchema,
   Plan,
   type Project,
@@ -37,6 +40,9 @@ Commands:
   key retire <keyId>                               retire a key permanently
   log position <projectId> [--env test|live]       events acknowledged and integrated
   log key <projectId> [--env test|live]            the log's verifier key (for 'audit verify')
+  events erase <projectId> [--env test|live] (--event-id <id>... | --actor-id <id> | --tenant-id <id>)
+               [--dry-run] [--requested-by <who>]  erase events' content, keeping tombstones
+  erasures list <projectId>                        a project's erasure records, newest first
 
 Options:
   --url <url>            service address (default: AUDIT_URL or http://127.0.0.1:3000)
@@ -65,6 +71,11 @@ async function main(argv: string[]): Promise<void> {
       "data-dir": { type: "string" },
       plan: { type: "string" },
       env: { type: "string" },
+      "event-id": { type: "string", multiple: true },
+      "actor-id": { type: "string" },
+      "tenant-id": { type: "string" },
+      "requested-by": { type: "string" },
+      "dry-run": { type: "boolean", default: false },
       json: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
@@ -183,6 +194,32 @@ async function main(argv: string[]): Promise<void> {
       print(verifierKey, { verifierKey });
       return;
     }
+    case "events erase": {
+      const result = await client.eraseEvents({
+        projectId: arg(0, "projectId"),
+        environment: choose(ENVIRONMENTS, values.env ?? "test", "--env"),
+        eventIds: values["event-id"] ?? [],
+        ...(values["actor-id"] !== undefined ? { actorId: values["actor-id"] } : {}),
+        ...(values["tenant-id"] !== undefined ? { tenantId: values["tenant-id"] } : {}),
+        ...(values["requested-by"] !== undefined ? { requestedBy: values["requested-by"] } : {}),
+        dryRun: values["dry-run"],
+      });
+      print(
+        `matched ${result.matched}, erased ${result.erased}${
+          result.erasureId ? `  erasure=${result.erasureId}` : "  (dry run)"
+        }`,
+        toJson(EraseEventsResponseSchema, result),
+      );
+      return;
+    }
+    case "erasures list": {
+      const { erasures } = await client.listErasures({ projectId: arg(0, "projectId") });
+      print(
+        erasures.map(describeErasure).join("\n") || "no erasures",
+        erasures.map((e) => toJson(ErasureSchema, e)),
+      );
+      return;
+    }
     default:
       throw new UsageError(`unknown command: ${positionals.join(" ")}`);
   }
@@ -220,6 +257,19 @@ function describeKey(key: ApiKey): string {
   const env = Environment[key.environment]?.toLowerCase() ?? "unknown";
   const status = ApiKeyStatus[key.status]?.toLowerCase() ?? "unknown";
   return `${key.id}  ${key.prefix}…  env=${env}  status=${status}  project=${key.projectId}`;
+}
+
+function describeErasure(erasure: Erasure): string {
+  const env = Environment[erasure.environment]?.toLowerCase() ?? "unknown";
+  const selector =
+    erasure.eventIds.length > 0
+      ? `eventIds=${erasure.eventIds.length}`
+      : erasure.actorId !== undefined
+        ? `actorId=${JSON.stringify(erasure.actorId)}`
+        : erasure.tenantId !== undefined
+          ? `tenantId=${JSON.stringify(erasure.tenantId)}`
+          : `receivedBefore=${erasure.receivedBefore ?? "?"}`;
+  return `${erasure.id}  env=${env}  ${selector}  by=${JSON.stringify(erasure.requestedBy)}  at=${erasure.requestedAt}  ${erasure.status}  matched=${erasure.matched} erased=${erasure.erased}`;
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {

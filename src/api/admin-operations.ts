@@ -122,7 +122,8 @@ function projectName(name: string): string {
   return trimmed;
 }
 
-function projectId(id: string): string {
+/** A project id from a request: a UUID (400 otherwise). */
+export function projectId(id: string): string {
   if (!isUuid(id)) throw new ServiceError("bad_request", "projectId must be a UUID");
   return id;
 }
@@ -139,7 +140,8 @@ function planName(plan: Plan, fallback?: PlanName): PlanName {
   return name;
 }
 
-function environmentName(environment: Environment): EnvironmentName {
+/** A log's environment from a request: test or live (400 otherwise). */
+export function environmentName(environment: Environment): EnvironmentName {
   const name = ENVIRONMENT_NAMES[environment];
   if (!name) {
     throw new ServiceError(

@@ -7,6 +7,8 @@
  */
 import { create } from "@bufbuild/protobuf";
 import {
+  type ErasedEvent,
+  ErasedEventSchema,
   type ExportEventsResponse,
   ExportEventsResponseSchema,
   type FollowEventsResponse,
@@ -18,6 +20,37 @@ import { storedEventMessage } from "./event-operations.js";
 import type { OperationCall } from "./operation.js";
 
 export type { EventChunk };
+
+type ListedEvent = EventChunk["events"][number];
+type Tombstone = EventChunk["erased"][number];
+
+/** One position of a chunk: an event, or what remains of an erased one. */
+export type ChunkEntry = { event: ListedEvent } | { erased: Tombstone };
+
+/** A chunk's events and tombstones merged, in log-index order. */
+export function chunkEntries(chunk: EventChunk): ChunkEntry[] {
+  if (chunk.erased.length === 0) return chunk.events.map((event) => ({ event }));
+  const entries: ChunkEntry[] = [];
+  let e = 0;
+  for (const erased of chunk.erased) {
+    while (e < chunk.events.length && (chunk.events[e]?.logIndex ?? 0n) < erased.logIndex) {
+      entries.push({ event: chunk.events[e++] as ListedEvent });
+    }
+    entries.push({ erased });
+  }
+  while (e < chunk.events.length) entries.push({ event: chunk.events[e++] as ListedEvent });
+  return entries;
+}
+
+/** A tombstone as its RPC message. */
+export function erasedEventMessage(erased: Tombstone): ErasedEvent {
+  return create(ErasedEventSchema, {
+    eventId: erased.eventId,
+    logIndex: erased.logIndex,
+    receivedAt: erased.receivedAt.toISOString(),
+    erasedAt: erased.erasedAt.toISOString(),
+  });
+}
 
 /** An opened stream: what it covers, and its chunks. */
 export interface OpenedStream {
@@ -83,6 +116,7 @@ export function eventStreamOperations(
 export function exportMessage(chunk: EventChunk): ExportEventsResponse {
   return create(ExportEventsResponseSchema, {
     events: chunk.events.map(storedEventMessage),
+    erased: chunk.erased.map(erasedEventMessage),
     nextIndex: chunk.nextIndex,
   });
 }
@@ -91,6 +125,7 @@ export function exportMessage(chunk: EventChunk): ExportEventsResponse {
 export function followMessage(chunk: EventChunk): FollowEventsResponse {
   return create(FollowEventsResponseSchema, {
     events: chunk.events.map(storedEventMessage),
+    erased: chunk.erased.map(erasedEventMessage),
     nextIndex: chunk.nextIndex,
   });
 }

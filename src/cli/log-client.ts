@@ -1,5 +1,5 @@
 /**
- * The auditor's HTTP client of the service's read API: pages of GET /api/events, the
+ * The auditor's HTTP client of the service's read API: the log's export (NDJSON), the
  * log's key and checkpoint, and its proofs, with an API key (or frontend token). Plain
  * fetch over REST, so the same calls work from any language; nothing here is trusted:
  * verify.ts checks everything it returns.
@@ -70,17 +70,31 @@ export function createLogClient(baseUrl: string, credential: string): LogClient 
 
   return {
     async *events() {
-      let cursor: string | undefined;
-      do {
-        const page = await getJson<{ events?: unknown; nextCursor?: unknown }>("/api/events", {
-          limit: "200",
-          ...(cursor === undefined ? {} : { cursor }),
-        });
-        if (!Array.isArray(page.events))
-          throw new LogClientError(200, "GET /api/events: no events array");
-        for (const event of page.events) yield event as Record<string, unknown>;
-        cursor = typeof page.nextCursor === "string" ? page.nextCursor : undefined;
-      } while (cursor !== undefined);
+      // The export, not the list: it holds every position of the log in order, erased
+      // events as their tombstones (docs/lifecycle.md), which the list leaves out.
+      const response = await get("/api/events/export");
+      if (!response.body) return;
+      const decoder = new TextDecoder();
+      let buffered = "";
+      const parse = (line: string) => {
+        try {
+          return JSON.parse(line) as Record<string, unknown>;
+        } catch {
+          throw new LogClientError(200, "GET /api/events/export: a line is not JSON");
+        }
+      };
+      for await (const bytes of response.body) {
+        buffered += decoder.decode(bytes, { stream: true });
+        let end = buffered.indexOf("\n");
+        while (end >= 0) {
+          const line = buffered.slice(0, end);
+          buffered = buffered.slice(end + 1);
+          if (line.trim() !== "") yield parse(line);
+          end = buffered.indexOf("\n");
+        }
+      }
+      buffered += decoder.decode();
+      if (buffered.trim() !== "") yield parse(buffered);
     },
     async checkpoint() {
       return (await get("/api/log/checkpoint")).text();

@@ -15,7 +15,7 @@ import type { Credential } from "../auth/credentials.js";
 import { ServiceError } from "../errors.js";
 import type { ReadYourWrites } from "../log/read-your-writes.js";
 import type { ListedEvent } from "./list-service.js";
-import { createLogScan, type LogScanDeps } from "./log-scan.js";
+import { createLogScan, type ErasedEvent, type LogScanDeps } from "./log-scan.js";
 import { parseExportParams } from "./log-stream-params.js";
 
 /** An export request, as any transport hands it over. */
@@ -28,6 +28,11 @@ export interface ExportRequest {
 /** Events handed over together, and where a resumed stream would start after them. */
 export interface EventChunk {
   events: ListedEvent[];
+  /**
+   * Erased events of the chunk's range, by log index (unfiltered reads only): their
+   * tombstones, to merge with `events` by log index (docs/lifecycle.md).
+   */
+  erased: ErasedEvent[];
   /** The `fromIndex` that resumes after this chunk. */
   nextIndex: bigint;
 }
@@ -94,7 +99,7 @@ export function createExportService(deps: ExportDeps): ExportService {
             // A read ahead that nobody awaits (the consumer stopped) must not be an
             // unhandled rejection.
             next?.catch(() => {});
-            if (page.events.length > 0 || !next) yield page;
+            if (page.events.length > 0 || page.erased.length > 0 || !next) yield page;
           }
         },
       };

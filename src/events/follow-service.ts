@@ -136,7 +136,7 @@ export function createFollowService(deps: FollowDeps): FollowService {
                 refuseIfStopping();
                 const page = await scan.page(position, end);
                 position = page.nextIndex;
-                if (page.events.length > 0) {
+                if (page.events.length > 0 || page.erased.length > 0) {
                   lastChunk = Date.now();
                   yield page;
                 }
@@ -145,7 +145,7 @@ export function createFollowService(deps: FollowDeps): FollowService {
               if (signal?.aborted) break;
               if (Date.now() - lastChunk >= heartbeatMs) {
                 lastChunk = Date.now();
-                yield { events: [], nextIndex: position };
+                yield { events: [], erased: [], nextIndex: position };
                 continue;
               }
               if (woken) continue;

@@ -12,7 +12,7 @@
  */
 import type { ReaderPrincipal } from "../auth/authenticator.js";
 import type { Keyring } from "../crypto/keyring.js";
-import type { LogReader } from "../store/log-reads.js";
+import type { LogReader, StoredTombstone } from "../store/log-reads.js";
 import type { LogStreamFilters } from "./log-stream-params.js";
 import { blindFilters, type ListedEvent, openMatchingEvent, searchCheck } from "./reader-query.js";
 
@@ -25,9 +25,14 @@ export const SCAN_MAX_BYTES = 2 * 1024 * 1024;
 /** Most events in one page read: large enough for throughput, small enough for memory. */
 export const SCAN_MAX_EVENTS = 1_000;
 
+/** What remains of an erased event: its id, position, receivedAt and erasedAt. */
+export type ErasedEvent = StoredTombstone;
+
 /** Decrypted events of one page and where the next page starts. */
 export interface ScannedPage {
   events: ListedEvent[];
+  /** Erased events of the page's range (reads without filters only), by log index. */
+  erased: ErasedEvent[];
   nextIndex: bigint;
 }
 
@@ -80,7 +85,7 @@ export async function createLogScan(
         const event = await openMatchingEvent(keys, principal, row, check);
         if (event) events.push(event);
       }
-      return { events, nextIndex: page.nextIndex };
+      return { events, erased: page.tombstones, nextIndex: page.nextIndex };
     },
   };
 }

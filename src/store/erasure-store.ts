@@ -13,7 +13,7 @@
  * request is refused (409) rather than matched against the erased content or re-created.
  *
  * Deleted rows stay in the table files as dead tuples until VACUUM reclaims them:
- * `reclaimErasedSpace` is the cleanup that makes them unreadable from the files.
+ * `reclaimErasedSpace` is the cleanup (docs/lifecycle.md).
  */
 import type { Db, Queryable } from "./db.js";
 
@@ -92,25 +92,38 @@ export async function tombstoneEvents(
   return rows.map((row) => BigInt(row.log_index)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
+/** The tables erasure deletes from. */
+const ERASED_TABLES = [
+  "events",
+  "event_contexts",
+  "event_index",
+  "idempotency_keys",
+  "batch_idempotency_keys",
+  // A done erasure's record drops its blind index (completeErasure).
+  "erasures",
+] as const;
+
 /**
- * Makes the bytes of deleted rows unreadable from the database's files: VACUUM FULL of
- * the tables erasure deletes from rewrites each into new files (with its indexes) and
- * removes the old ones, then a CHECKPOINT flushes the rewrite. A plain VACUUM would only
- * mark the space reusable, leaving the bytes until overwritten. Outside any transaction;
- * it takes each table's exclusive lock while it rewrites it (ingestion and reads of the
- * database wait meanwhile), so erasure runs it once per request, not per batch.
+ * Reclaims the space of the rows erasure deleted, outside any transaction.
+ *
+ * "full": VACUUM FULL rewrites each table erasure deletes from (with its indexes) into
+ * new files and removes the old ones, so the deleted rows' bytes leave the table files;
+ * on PGlite the write-ahead log is then switched to a new segment and a CHECKPOINT lets
+ * the old one go (PGlite runs with wal_recycle off, store/pglite-driver.ts, so it is
+ * removed rather than kept for reuse). Each table is locked while it is rewritten:
+ * ingestion and reads wait meanwhile.
+ * "vacuum": a plain VACUUM of the same tables: dead rows leave the indexes and their
+ * space is marked reusable, without blocking anything; their bytes may stay in the
+ * pages' free space until overwritten (docs/lifecycle.md, PostgreSQL's default).
  */
-export async function reclaimErasedSpace(db: Db): Promise<void> {
-  for (const table of [
-    "events",
-    "event_contexts",
-    "event_index",
-    "idempotency_keys",
-    "batch_idempotency_keys",
-  ]) {
-    await db.query(`vacuum full ${table}`);
+export async function reclaimErasedSpace(db: Db, mode: "full" | "vacuum"): Promise<void> {
+  for (const table of ERASED_TABLES) {
+    await db.query(mode === "full" ? `vacuum full ${table}` : `vacuum ${table}`);
   }
-  await db.query("checkpoint");
+  if (mode === "full" && db.driver === "pglite") {
+    await db.query("select pg_switch_wal()");
+    await db.query("checkpoint");
+  }
 }
 
 /** What an erasure request selects. */
@@ -161,7 +174,7 @@ interface ErasureRow {
   completed_at: Date | null;
 }
 
-const ERASURE_COLUMNS = `id, project_id, environment, selector, event_ids, match_idx,
+const ERASURE_COLUMNS = `id, project_id, environment, selector, to_json(event_ids) as event_ids, match_idx,
   sealed_value, key_version, received_before, requested_by, requested_at,
   bound_xid::text as bound_xid, bound_id, status, matched::text as matched,
   erased::text as erased, completed_at`;
@@ -246,7 +259,8 @@ export async function pendingErasures(db: Queryable): Promise<ErasureRecord[]> {
 
 /**
  * Log indexes of integrated events still holding content that `selector` matches in the
- * log, at or before `bound` in (xid, id) order; at most `limit` of them, lowest first.
+ * log, at or before `bound` in (xid, id) order, above log index `after`; at most `limit`
+ * of them, lowest first.
  * Actor and tenant selectors match on event_index's blind indexes. Retention's selector
  * is not matched here.
  */
@@ -256,25 +270,33 @@ export async function matchLive(
   selector: ErasureSelector,
   bound: ErasureBound,
   limit: number,
+  after = -1n,
 ): Promise<bigint[]> {
-  const params: unknown[] = [log.projectId, log.environment, String(bound.xid), bound.id, limit];
+  const params: unknown[] = [
+    log.projectId,
+    log.environment,
+    String(bound.xid),
+    bound.id,
+    limit,
+    String(after),
+  ];
   let condition: string;
   if (selector.kind === "event_ids") {
     params.push(selector.eventIds);
-    condition = "id = any($6::uuid[])";
+    condition = "id = any($7::uuid[])";
   } else if (selector.kind === "actor_id") {
     params.push(selector.matchIdx);
-    condition = "actor_idx = $6";
+    condition = "actor_idx = $7";
   } else if (selector.kind === "tenant_id") {
     params.push(selector.matchIdx);
-    condition = "tenant_idx = $6";
+    condition = "tenant_idx = $7";
   } else {
     throw new Error("retention is not matched by matchLive");
   }
   const rows = await db.query<{ log_index: string }>(
     `select log_index::text as log_index from event_index
       where project_id = $1 and environment = $2 and ${condition}
-        and (xid, id) <= ($3::xid8, $4::uuid)
+        and (xid, id) <= ($3::xid8, $4::uuid) and log_index > $6::int8
       order by log_index limit $5`,
     params,
   );
@@ -295,10 +317,14 @@ export async function addErased(db: Queryable, id: string, erased: number): Prom
   await db.query("update erasures set erased = erased + $2 where id = $1", [id, erased]);
 }
 
-/** Marks an erasure done; returns the record as it ends. */
+/**
+ * Marks an erasure done; returns the record as it ends. Its blind index goes: it matched
+ * the erased events and would link them to the subject (the selector stays sealed).
+ */
 export async function completeErasure(db: Queryable, id: string): Promise<ErasureRecord> {
   const [row] = await db.query<ErasureRow>(
-    `update erasures set status = 'done', completed_at = coalesce(completed_at, now())
+    `update erasures set status = 'done', completed_at = coalesce(completed_at, now()),
+            match_idx = null
       where id = $1 returning ${ERASURE_COLUMNS}`,
     [id],
   );

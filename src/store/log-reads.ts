@@ -9,6 +9,9 @@
  * integrated events, and every index row below it is committed with it (one pass
  * writes both), so a page bounded by a size read before it is complete: no event below
  * the bound can appear later. Filters are the list's blind indexes (store/event-reads.ts).
+ *
+ * Erased events (docs/lifecycle.md) have no index row; a read without filters also reads
+ * the range's tombstones, so that every position below the size is accounted for.
  */
 import type { Queryable } from "./db.js";
 import { addFilterConditions, type EventFilters, type StoredEventRow } from "./event-reads.js";
@@ -31,9 +34,22 @@ export interface LogPageQuery extends LogFilters {
   maxBytes: number;
 }
 
+/** What remains of an erased event at its position (docs/lifecycle.md). */
+export interface StoredTombstone {
+  eventId: string;
+  logIndex: bigint;
+  receivedAt: Date;
+  erasedAt: Date;
+}
+
 /** One page: its rows, and where the next page starts. */
 export interface LogPage {
   rows: StoredEventRow[];
+  /**
+   * The tombstones of the page's range (read without filters only: no filter or search
+   * matches an erased event), in log-index order.
+   */
+  tombstones: StoredTombstone[];
   /**
    * The log index the next page starts at: past the last row, or `endIndex` when the
    * range is read to its end (filtered-out events need not be read again).
@@ -72,7 +88,9 @@ export function createLogReader(db: Queryable): LogReader {
     },
 
     async page(query) {
-      if (query.fromIndex >= query.endIndex) return { rows: [], nextIndex: query.endIndex };
+      if (query.fromIndex >= query.endIndex) {
+        return { rows: [], tombstones: [], nextIndex: query.endIndex };
+      }
       const params: unknown[] = [
         query.projectId,
         query.environment,
@@ -86,6 +104,7 @@ export function createLogReader(db: Queryable): LogReader {
         "log_index < $4::int8",
       ];
       addFilterConditions(query, params, where);
+      const unfiltered = where.length === 4;
       params.push(query.limit, query.maxBytes);
       const [limit, maxBytes] = [`$${params.length - 1}`, `$${params.length}`];
       // As in event-reads.ts: a row fits when the page up to it holds at most maxBytes
@@ -138,10 +157,44 @@ export function createLogReader(db: Queryable): LogReader {
       // A short page (fewer rows matched than asked, none left out for bytes) read the
       // range to its end.
       const whole = rows.length < query.limit && page.length === rows.length;
-      const nextIndex = whole || !last ? query.endIndex : last.logIndex + 1n;
-      return { rows: page, nextIndex };
+      let nextIndex = whole || !last ? query.endIndex : last.logIndex + 1n;
+      if (!unfiltered) return { rows: page, tombstones: [], nextIndex };
+      const tombstones = await readTombstones(db, query, nextIndex);
+      const lastTombstone = tombstones.at(-1);
+      if (tombstones.length === query.limit && lastTombstone) {
+        // As many tombstones as a page holds: the page ends at the last of them.
+        nextIndex = lastTombstone.logIndex + 1n;
+        return { rows: page.filter((row) => row.logIndex < nextIndex), tombstones, nextIndex };
+      }
+      return { rows: page, tombstones, nextIndex };
     },
   };
+}
+
+/** Up to `query.limit` tombstones of [fromIndex, endIndex), by log index. */
+async function readTombstones(
+  db: Queryable,
+  query: LogPageQuery,
+  endIndex: bigint,
+): Promise<StoredTombstone[]> {
+  if (query.fromIndex >= endIndex) return [];
+  const rows = await db.query<{
+    id: string;
+    log_index: string;
+    received_at: Date;
+    erased_at: Date;
+  }>(
+    `select id, log_index::text as log_index, received_at, erased_at from event_tombstones
+      where project_id = $1 and environment = $2 and log_index >= $3::int8 and log_index < $4::int8
+      order by log_index limit $5::int`,
+    [query.projectId, query.environment, String(query.fromIndex), String(endIndex), query.limit],
+  );
+  return rows.map((row) => ({
+    eventId: row.id,
+    logIndex: BigInt(row.log_index),
+    receivedAt: row.received_at,
+    erasedAt: row.erased_at,
+  }));
 }
 
 /** a / b rounded towards minus infinity (timestamps before the epoch). */

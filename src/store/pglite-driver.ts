@@ -10,6 +10,10 @@ import type { Db, Queryable } from "./db.js";
 /** Opens (or creates) the database in `dataDir`; `memory://` keeps it in memory. */
 export async function createPgliteDb(dataDir: string): Promise<Db> {
   const pg = await PGlite.create(dataDir, {
+    // Write-ahead log segments no longer needed are removed rather than kept for reuse
+    // with their old bytes: an erasure's clean-up leaves no erased content in the data
+    // directory (docs/lifecycle.md).
+    startParams: [...PGlite.defaultStartParams, "-c", "wal_recycle=off"],
     // bytea to and from its hex text with Node's Buffer rather than PGlite's own
     // conversion in JavaScript, which took most of the time of writing or reading a
     // large event (a 1 MB body stores about 3 MB of ciphertext).

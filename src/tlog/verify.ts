@@ -17,6 +17,12 @@
  *    recomputed from the leaves when complete, and the consistency proof when proofs are
  *    given).
  *
+ * An erased event appears as its tombstone, `{eventId, logIndex, receivedAt, erasedAt}`
+ * (docs/lifecycle.md): its content and salt are gone, so its leaf cannot be recomputed.
+ * Its leaf comes from its inclusion proof instead (proofs are then needed), which must
+ * lead to the checkpoint's root and whose eventId, logIndex and receivedAt must be the
+ * tombstone's; the leaf then takes its place in step 3 like any other.
+ *
  * Invariant: `ok` is true only when every check held and at least the checkpoint opened;
  * every failure names its subject (an event by eventId and logIndex, a logIndex, or a
  * checkpoint), first failure first.
@@ -25,7 +31,7 @@ import { bytesEqual, fromBase64, toBase64 } from "./bytes.js";
 import { openCheckpoint, type SignedCheckpoint } from "./checkpoint.js";
 import type { LogCrypto } from "./crypto.js";
 import { TlogError } from "./errors.js";
-import { describeLeafDifference, listedEventLeaf } from "./leaf.js";
+import { decodeLeaf, describeLeafDifference, listedEventLeaf, parseReceivedAt } from "./leaf.js";
 import { createMemoryTree } from "./memory-tree.js";
 import { type NoteVerifier, parseVerifierKey } from "./note.js";
 import { checkRecord, checkTree, HASH_SIZE, type Hash, recordHash } from "./tree.js";
@@ -99,6 +105,86 @@ export interface VerifyOptions {
 interface EventEntry {
   readonly eventId: string;
   readonly leaf: Uint8Array;
+  /** A tombstone's entry: its leaf is the service's, already proven by its proof. */
+  readonly erased?: boolean;
+}
+
+/** Whether a listed object is a tombstone (an erased event): it has `erasedAt`. */
+export function isTombstone(event: Readonly<Record<string, unknown>>): boolean {
+  return typeof event.erasedAt === "string";
+}
+
+const UUID_TEXT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * Checks a tombstone against a checkpoint with its inclusion proof: the served leaf must
+ * name the tombstone's eventId, logIndex and receivedAt, and its audit path must lead to
+ * the checkpoint's root. Returns the leaf when it holds, else the problem in words.
+ */
+export async function checkTombstoneInclusion(
+  crypto: LogCrypto,
+  tombstone: Readonly<Record<string, unknown>>,
+  proof: InclusionProof,
+  checkpoint: { readonly size: number; readonly rootHash: Hash },
+): Promise<{ leaf: Uint8Array } | { problem: string }> {
+  const { eventId, logIndex, receivedAt } = tombstone;
+  if (typeof eventId !== "string" || !UUID_TEXT.test(eventId)) {
+    return { problem: "a tombstone without a valid eventId" };
+  }
+  if (typeof logIndex !== "number" || !Number.isSafeInteger(logIndex) || logIndex < 0) {
+    return { problem: "a tombstone without a logIndex" };
+  }
+  let receivedAtMs: number;
+  try {
+    receivedAtMs = parseReceivedAt(String(receivedAt));
+  } catch (error) {
+    return { problem: `a tombstone without a valid receivedAt: ${describeError(error)}` };
+  }
+  if (Number(proof.logIndex) !== logIndex) {
+    return {
+      problem: `the service places it at logIndex ${proof.logIndex}, the tombstone says ${logIndex}`,
+    };
+  }
+  if (Number(proof.treeSize) !== checkpoint.size) {
+    return {
+      problem: `the proof is for tree size ${proof.treeSize}, not the checkpoint's ${checkpoint.size}`,
+    };
+  }
+  const served = fromBase64(proof.leaf);
+  if (served === undefined) return { problem: "the service's leaf is not base64" };
+  let fields: ReturnType<typeof decodeLeaf>;
+  try {
+    fields = decodeLeaf(served);
+  } catch (error) {
+    return { problem: `the service's leaf is unusable: ${describeError(error)}` };
+  }
+  const differences: string[] = [];
+  if (fields.eventId !== eventId) differences.push(`eventId ${fields.eventId}`);
+  if (fields.logIndex !== logIndex) differences.push(`logIndex ${fields.logIndex}`);
+  if (fields.receivedAtMs !== receivedAtMs) {
+    differences.push(`receivedAt ${new Date(fields.receivedAtMs).toISOString()}`);
+  }
+  if (differences.length > 0) {
+    return { problem: `the logged leaf is not this tombstone's: it has ${differences.join(", ")}` };
+  }
+  try {
+    await checkRecord(
+      crypto,
+      decodeHashes(proof.hashes),
+      checkpoint.size,
+      checkpoint.rootHash,
+      logIndex,
+      await recordHash(crypto, served),
+    );
+  } catch (error) {
+    return {
+      problem:
+        error instanceof TlogError && error.code === "proof-failed"
+          ? "its inclusion proof does not lead to the checkpoint's root (the tree was changed)"
+          : `its inclusion proof is unusable: ${describeError(error)}`,
+    };
+  }
+  return { leaf: served };
 }
 
 function describeError(error: unknown): string {
@@ -235,6 +321,7 @@ export async function verifyLog(options: VerifyOptions): Promise<VerifyReport> {
   let eventsRead = 0;
   let eventsSkipped = 0;
   let unreadable = 0;
+  let erased = 0;
   for await (const item of options.events) {
     eventsRead++;
     const event =
@@ -248,13 +335,53 @@ export async function verifyLog(options: VerifyOptions): Promise<VerifyReport> {
       continue;
     }
     let entry: EventEntry & { logIndex: number };
-    try {
-      const computed = await listedEventLeaf(crypto, event);
-      entry = { eventId: computed.eventId, leaf: computed.leaf, logIndex: computed.logIndex };
-    } catch (error) {
-      fail(`event ${id}`, `cannot recompute its leaf: ${describeError(error)}`);
-      unreadable++;
-      continue;
+    if (isTombstone(event)) {
+      const logIndex = typeof event.logIndex === "number" ? event.logIndex : -1;
+      const subject = eventSubject(id, logIndex);
+      if (logIndex >= checkpoint.size) {
+        if (options.beyondCheckpoint === "skip") {
+          eventsSkipped++;
+          continue;
+        }
+        fail(
+          subject,
+          `not covered by the checkpoint (size ${checkpoint.size}): verify against a newer checkpoint`,
+        );
+        continue;
+      }
+      if (proofs === undefined) {
+        fail(
+          subject,
+          "erased: its leaf is checked by its inclusion proof, which needs proofs (--url or --bundle)",
+        );
+        unreadable++;
+        continue;
+      }
+      let proof: InclusionProof;
+      try {
+        proof = await proofs.inclusion(id, checkpoint.size);
+      } catch (error) {
+        fail(subject, `erased, and no inclusion proof: ${describeError(error)}`);
+        unreadable++;
+        continue;
+      }
+      const checkedTombstone = await checkTombstoneInclusion(crypto, event, proof, checkpoint);
+      if ("problem" in checkedTombstone) {
+        fail(subject, checkedTombstone.problem);
+        unreadable++;
+        continue;
+      }
+      erased++;
+      entry = { eventId: id, leaf: checkedTombstone.leaf, logIndex, erased: true };
+    } else {
+      try {
+        const computed = await listedEventLeaf(crypto, event);
+        entry = { eventId: computed.eventId, leaf: computed.leaf, logIndex: computed.logIndex };
+      } catch (error) {
+        fail(`event ${id}`, `cannot recompute its leaf: ${describeError(error)}`);
+        unreadable++;
+        continue;
+      }
     }
     if (entry.logIndex >= checkpoint.size) {
       if (options.beyondCheckpoint === "skip") {
@@ -279,7 +406,10 @@ export async function verifyLog(options: VerifyOptions): Promise<VerifyReport> {
     listed.set(entry.logIndex, event);
   }
   checked.push(
-    `events: ${eventsRead} read, ${byIndex.size} with a leaf recomputed from their content and salt` +
+    `events: ${eventsRead} read, ${byIndex.size - erased} with a leaf recomputed from their content and salt` +
+      (erased > 0
+        ? `, ${erased} erased (tombstones) with the logged leaf proven by its inclusion proof`
+        : "") +
       (eventsSkipped > 0 ? `, ${eventsSkipped} newer than the checkpoint skipped` : ""),
   );
 
@@ -333,6 +463,11 @@ export async function verifyLog(options: VerifyOptions): Promise<VerifyReport> {
     let held = 0;
     for (const [logIndex, entry] of [...byIndex.entries()].sort((a, b) => a[0] - b[0])) {
       const subject = eventSubject(entry.eventId, logIndex);
+      if (entry.erased) {
+        // Proven when read (step 2).
+        held++;
+        continue;
+      }
       let proof: InclusionProof;
       try {
         proof = await proofs.inclusion(entry.eventId, checkpoint.size);

@@ -10,6 +10,10 @@
  * `=`, `+`, `-`, `@`, a tab or a CR as a formula (CSV injection), so such a cell is
  * written with a leading `'`, which they show as text; `logIndex` (digits only) and the
  * JSON columns (starting with `{` or `[`) never need it.
+ *
+ * An erased event (docs/lifecycle.md) is written as its tombstone: the JSON object
+ * `{"eventId", "logIndex", "receivedAt", "erasedAt"}`, or a CSV row with those four
+ * columns filled and the others empty (`erasedAt` is the last column, empty for events).
  */
 import { toJson } from "@bufbuild/protobuf";
 import { StoredEventSchema } from "../../gen/audit/v1/event_pb.js";
@@ -19,6 +23,17 @@ import { uint64AsNumbers } from "./rest-rendering.js";
 
 type EventJson = Record<string, unknown>;
 type ListedEvent = EventChunk["events"][number];
+type Tombstone = EventChunk["erased"][number];
+
+/** The JSON record of an erased event: its tombstone. */
+export function tombstoneJson(erased: Tombstone): EventJson {
+  return {
+    eventId: erased.eventId,
+    logIndex: Number(erased.logIndex),
+    receivedAt: erased.receivedAt.toISOString(),
+    erasedAt: erased.erasedAt.toISOString(),
+  };
+}
 
 /** The JSON record of an event, as the list renders it. */
 export function eventJson(event: ListedEvent): EventJson {
@@ -46,6 +61,7 @@ export const CSV_COLUMNS = [
   "context",
   "changes",
   "salt",
+  "erasedAt",
 ] as const;
 
 /** The CSV header row. */

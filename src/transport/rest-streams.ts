@@ -15,12 +15,16 @@
  * stream ends with an `error` event carrying the error body (a frontend token that
  * expires ends so, with 401's body).
  */
-import type { EventStreamOperations, OpenedStream } from "../api/event-stream-operations.js";
+import {
+  chunkEntries,
+  type EventStreamOperations,
+  type OpenedStream,
+} from "../api/event-stream-operations.js";
 import type { OperationCall } from "../api/operation.js";
 import type { RequestFacts } from "../api/request-facts.js";
 import { ServiceError } from "../errors.js";
 import type { ErrorReporter } from "./error-reporter.js";
-import { CSV_HEADER, csvRow, eventJson } from "./event-rendering.js";
+import { CSV_HEADER, csvRow, eventJson, tombstoneJson } from "./event-rendering.js";
 import { headerValue, type NodeRequest, type NodeResponse, sendJson } from "./node-http.js";
 import { toRestError } from "./rest-errors.js";
 
@@ -86,8 +90,8 @@ export function createRestStreams(
     if (format === "csv" && !(await write(x.res, CSV_HEADER))) return;
     for await (const chunk of opened.chunks) {
       let text = "";
-      for (const event of chunk.events) {
-        const json = eventJson(event);
+      for (const entry of chunkEntries(chunk)) {
+        const json = "event" in entry ? eventJson(entry.event) : tombstoneJson(entry.erased);
         text += format === "csv" ? csvRow(json) : `${JSON.stringify(json)}\n`;
       }
       if (text !== "" && !(await write(x.res, text))) break;
@@ -115,10 +119,11 @@ export function createRestStreams(
     try {
       for await (const chunk of opened.chunks) {
         let text = "";
-        for (const event of chunk.events) {
-          text += `id: ${event.logIndex}\ndata: ${JSON.stringify(eventJson(event))}\n\n`;
+        for (const entry of chunkEntries(chunk)) {
+          const json = "event" in entry ? eventJson(entry.event) : tombstoneJson(entry.erased);
+          text += `id: ${json.logIndex}\ndata: ${JSON.stringify(json)}\n\n`;
         }
-        if (chunk.events.length === 0) text = `: heartbeat ${chunk.nextIndex}\n\n`;
+        if (text === "") text = `: heartbeat ${chunk.nextIndex}\n\n`;
         if (!(await write(x.res, text))) return;
       }
     } catch (error) {

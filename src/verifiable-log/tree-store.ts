@@ -282,6 +282,8 @@ export interface ProofStart {
  * An event's log index, the checkpoint (the latest, or of `size`), and, when the event is
  * in it, its leaf and its level-0 hash tile: one round trip for what the proof of an
  * event needs first.
+ * Without a tenant, an erased event is found by its tombstone (docs/lifecycle.md): its
+ * leaf is still in the tree, so its inclusion proof still verifies.
  */
 export async function locateForProof(
   db: Queryable,
@@ -296,6 +298,11 @@ export async function locateForProof(
     params.push(tenantIdx);
     tenant = " and i.tenant_idx = $5";
   }
+  const erased =
+    tenantIdx === undefined
+      ? ` union all select t.log_index from event_tombstones t
+           where t.project_id = $1 and t.environment = $2 and t.id = $3`
+      : "";
   // Two statement texts (latest, or of a size), so that each has a plan that uses the key.
   // Each tile is one index probe (see readTiles); of the leaf tile only the leaf is sent.
   const checkpoint =
@@ -318,8 +325,9 @@ export async function locateForProof(
     `select i.log_index::text as log_index, c.size::text as size, c.root, c.note,
             c.published_at, l.leaf, h.n::text as tile_n, h.data as tile
        from (select 1) as one
-       left join event_index i
-         on i.project_id = $1 and i.environment = $2 and i.id = $3${tenant}
+       left join (select i.log_index from event_index i
+                   where i.project_id = $1 and i.environment = $2 and i.id = $3${tenant}${erased}
+                   limit 1) as i on true
        left join lateral (${checkpoint}) as c on true
        left join lateral (
          select substring(t.data from (i.log_index % ${TILE_WIDTH})::int4 * ${LEAF_SIZE} + 1

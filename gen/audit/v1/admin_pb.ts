@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file audit/v1/admin.proto.
  */
 export const file_audit_v1_admin: GenFile = /*@__PURE__*/
-  fileDesc("ChRhdWRpdC92MS9hZG1pbi5wcm90bxIIYXVkaXQudjEikgEKB1Byb2plY3QSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIcCgRwbGFuGAMgASgOMg4uYXVkaXQudjEuUGxhbhISCgpjcmVhdGVkX2F0GAQgASgJEhMKC2tleV92ZXJzaW9uGAUgASgFEiYKCXJldGVudGlvbhgGIAMoCzITLmF1ZGl0LnYxLlJldGVudGlvbiJPCglSZXRlbnRpb24SKgoLZW52aXJvbm1lbnQYASABKA4yFS5hdWRpdC52MS5FbnZpcm9ubWVudBIWCg5yZXRlbnRpb25fZGF5cxgCIAEoDSLWAQoGQXBpS2V5EgoKAmlkGAEgASgJEhIKCnByb2plY3RfaWQYAiABKAkSKgoLZW52aXJvbm1lbnQYAyABKA4yFS5hdWRpdC52MS5FbnZpcm9ubWVudBImCgZzdGF0dXMYBCABKA4yFi5hdWRpdC52MS5BcGlLZXlTdGF0dXMSDgoGcHJlZml4GAUgASgJEhIKCmNyZWF0ZWRfYXQYBiABKAkSHgoRc3RhdHVzX2NoYW5nZWRfYXQYByABKAlIAIgBAUIUChJfc3RhdHVzX2NoYW5nZWRfYXQiQgoUQ3JlYXRlUHJvamVjdFJlcXVlc3QSDAoEbmFtZRgBIAEoCRIcCgRwbGFuGAIgASgOMg4uYXVkaXQudjEuUGxhbiI7ChVDcmVhdGVQcm9qZWN0UmVzcG9uc2USIgoHcHJvamVjdBgBIAEoCzIRLmF1ZGl0LnYxLlByb2plY3QiFQoTTGlzdFByb2plY3RzUmVxdWVzdCI7ChRMaXN0UHJvamVjdHNSZXNwb25zZRIjCghwcm9qZWN0cxgBIAMoCzIRLmF1ZGl0LnYxLlByb2plY3QiSQoVU2V0UHJvamVjdFBsYW5SZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkSHAoEcGxhbhgCIAEoDjIOLmF1ZGl0LnYxLlBsYW4iPAoWU2V0UHJvamVjdFBsYW5SZXNwb25zZRIiCgdwcm9qZWN0GAEgASgLMhEuYXVkaXQudjEuUHJvamVjdCJVChNDcmVhdGVBcGlLZXlSZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkSKgoLZW52aXJvbm1lbnQYAiABKA4yFS5hdWRpdC52MS5FbnZpcm9ubWVudCJJChRDcmVhdGVBcGlLZXlSZXNwb25zZRIhCgdhcGlfa2V5GAEgASgLMhAuYXVkaXQudjEuQXBpS2V5Eg4KBnNlY3JldBgCIAEoCSIoChJMaXN0QXBpS2V5c1JlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCSI5ChNMaXN0QXBpS2V5c1Jlc3BvbnNlEiIKCGFwaV9rZXlzGAEgAygLMhAuYXVkaXQudjEuQXBpS2V5IiEKE1Jldm9rZUFwaUtleVJlcXVlc3QSCgoCaWQYASABKAkiOQoUUmV2b2tlQXBpS2V5UmVzcG9uc2USIQoHYXBpX2tleRgBIAEoCzIQLmF1ZGl0LnYxLkFwaUtleSIhChNSZXRpcmVBcGlLZXlSZXF1ZXN0EgoKAmlkGAEgASgJIjkKFFJldGlyZUFwaUtleVJlc3BvbnNlEiEKB2FwaV9rZXkYASABKAsyEC5hdWRpdC52MS5BcGlLZXkiLQoXUm90YXRlUHJvamVjdEtleVJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCSI+ChhSb3RhdGVQcm9qZWN0S2V5UmVzcG9uc2USIgoHcHJvamVjdBgBIAEoCzIRLmF1ZGl0LnYxLlByb2plY3QiVwoVR2V0TG9nUG9zaXRpb25SZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkSKgoLZW52aXJvbm1lbnQYAiABKA4yFS5hdWRpdC52MS5FbnZpcm9ubWVudCJ9ChZHZXRMb2dQb3NpdGlvblJlc3BvbnNlEgwKBGhlYWQYASABKAQSEgoKaW50ZWdyYXRlZBgCIAEoBBITCgtsYWdfc2Vjb25kcxgDIAEoARIaCg1pbnRlZ3JhdGVkX2F0GAQgASgJSACIAQFCEAoOX2ludGVncmF0ZWRfYXQiWgoYR2V0TG9nVmVyaWZpZXJLZXlSZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkSKgoLZW52aXJvbm1lbnQYAiABKA4yFS5hdWRpdC52MS5FbnZpcm9ubWVudCIxChlHZXRMb2dWZXJpZmllcktleVJlc3BvbnNlEhQKDHZlcmlmaWVyX2tleRgBIAEoCSJtChNTZXRSZXRlbnRpb25SZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkSKgoLZW52aXJvbm1lbnQYAiABKA4yFS5hdWRpdC52MS5FbnZpcm9ubWVudBIWCg5yZXRlbnRpb25fZGF5cxgDIAEoBSI6ChRTZXRSZXRlbnRpb25SZXNwb25zZRIiCgdwcm9qZWN0GAEgASgLMhEuYXVkaXQudjEuUHJvamVjdCpJCgRQbGFuEhQKEFBMQU5fVU5TUEVDSUZJRUQQABINCglQTEFOX0ZSRUUQARIOCgpQTEFOX1NUQVJUEAISDAoIUExBTl9QUk8QAypWCgtFbnZpcm9ubWVudBIbChdFTlZJUk9OTUVOVF9VTlNQRUNJRklFRBAAEhQKEEVOVklST05NRU5UX1RFU1QQARIUChBFTlZJUk9OTUVOVF9MSVZFEAIqgQEKDEFwaUtleVN0YXR1cxIeChpBUElfS0VZX1NUQVRVU19VTlNQRUNJRklFRBAAEhkKFUFQSV9LRVlfU1RBVFVTX0FDVElWRRABEhoKFkFQSV9LRVlfU1RBVFVTX1JFVk9LRUQQAhIaChZBUElfS0VZX1NUQVRVU19SRVRJUkVEEAMymgcKDEFkbWluU2VydmljZRJQCg1DcmVhdGVQcm9qZWN0Eh4uYXVkaXQudjEuQ3JlYXRlUHJvamVjdFJlcXVlc3QaHy5hdWRpdC52MS5DcmVhdGVQcm9qZWN0UmVzcG9uc2USTQoMTGlzdFByb2plY3RzEh0uYXVkaXQudjEuTGlzdFByb2plY3RzUmVxdWVzdBoeLmF1ZGl0LnYxLkxpc3RQcm9qZWN0c1Jlc3BvbnNlElMKDlNldFByb2plY3RQbGFuEh8uYXVkaXQudjEuU2V0UHJvamVjdFBsYW5SZXF1ZXN0GiAuYXVkaXQudjEuU2V0UHJvamVjdFBsYW5SZXNwb25zZRJNCgxDcmVhdGVBcGlLZXkSHS5hdWRpdC52MS5DcmVhdGVBcGlLZXlSZXF1ZXN0Gh4uYXVkaXQudjEuQ3JlYXRlQXBpS2V5UmVzcG9uc2USSgoLTGlzdEFwaUtleXMSHC5hdWRpdC52MS5MaXN0QXBpS2V5c1JlcXVlc3QaHS5hdWRpdC52MS5MaXN0QXBpS2V5c1Jlc3BvbnNlEk0KDFJldm9rZUFwaUtleRIdLmF1ZGl0LnYxLlJldm9rZUFwaUtleVJlcXVlc3QaHi5hdWRpdC52MS5SZXZva2VBcGlLZXlSZXNwb25zZRJNCgxSZXRpcmVBcGlLZXkSHS5hdWRpdC52MS5SZXRpcmVBcGlLZXlSZXF1ZXN0Gh4uYXVkaXQudjEuUmV0aXJlQXBpS2V5UmVzcG9uc2USWQoQUm90YXRlUHJvamVjdEtleRIhLmF1ZGl0LnYxLlJvdGF0ZVByb2plY3RLZXlSZXF1ZXN0GiIuYXVkaXQudjEuUm90YXRlUHJvamVjdEtleVJlc3BvbnNlElMKDkdldExvZ1Bvc2l0aW9uEh8uYXVkaXQudjEuR2V0TG9nUG9zaXRpb25SZXF1ZXN0GiAuYXVkaXQudjEuR2V0TG9nUG9zaXRpb25SZXNwb25zZRJcChFHZXRMb2dWZXJpZmllcktleRIiLmF1ZGl0LnYxLkdldExvZ1ZlcmlmaWVyS2V5UmVxdWVzdBojLmF1ZGl0LnYxLkdldExvZ1ZlcmlmaWVyS2V5UmVzcG9uc2USTQoMU2V0UmV0ZW50aW9uEh0uYXVkaXQudjEuU2V0UmV0ZW50aW9uUmVxdWVzdBoeLmF1ZGl0LnYxLlNldFJldGVudGlvblJlc3BvbnNlQmEKGWNvbS5hdWRpdHNlcnZpY2UuYXVkaXQudjFCCkFkbWluUHJvdG9QAVorYXVkaXQtZXZlbnQtc2VydmljZS9nZW4vZ28vYXVkaXQvdjE7YXVkaXR2MaoCCEF1ZGl0LlYxYgZwcm90bzM");
+  fileDesc("ChRhdWRpdC92MS9hZG1pbi5wcm90bxIIYXVkaXQudjEikgEKB1Byb2plY3QSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIcCgRwbGFuGAMgASgOMg4uYXVkaXQudjEuUGxhbhISCgpjcmVhdGVkX2F0GAQgASgJEhMKC2tleV92ZXJzaW9uGAUgASgFEiYKCXJldGVudGlvbhgGIAMoCzITLmF1ZGl0LnYxLlJldGVudGlvbiJPCglSZXRlbnRpb24SKgoLZW52aXJvbm1lbnQYASABKA4yFS5hdWRpdC52MS5FbnZpcm9ubWVudBIWCg5yZXRlbnRpb25fZGF5cxgCIAEoDSLWAQoGQXBpS2V5EgoKAmlkGAEgASgJEhIKCnByb2plY3RfaWQYAiABKAkSKgoLZW52aXJvbm1lbnQYAyABKA4yFS5hdWRpdC52MS5FbnZpcm9ubWVudBImCgZzdGF0dXMYBCABKA4yFi5hdWRpdC52MS5BcGlLZXlTdGF0dXMSDgoGcHJlZml4GAUgASgJEhIKCmNyZWF0ZWRfYXQYBiABKAkSHgoRc3RhdHVzX2NoYW5nZWRfYXQYByABKAlIAIgBAUIUChJfc3RhdHVzX2NoYW5nZWRfYXQiQgoUQ3JlYXRlUHJvamVjdFJlcXVlc3QSDAoEbmFtZRgBIAEoCRIcCgRwbGFuGAIgASgOMg4uYXVkaXQudjEuUGxhbiI7ChVDcmVhdGVQcm9qZWN0UmVzcG9uc2USIgoHcHJvamVjdBgBIAEoCzIRLmF1ZGl0LnYxLlByb2plY3QiFQoTTGlzdFByb2plY3RzUmVxdWVzdCI7ChRMaXN0UHJvamVjdHNSZXNwb25zZRIjCghwcm9qZWN0cxgBIAMoCzIRLmF1ZGl0LnYxLlByb2plY3QiSQoVU2V0UHJvamVjdFBsYW5SZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkSHAoEcGxhbhgCIAEoDjIOLmF1ZGl0LnYxLlBsYW4iPAoWU2V0UHJvamVjdFBsYW5SZXNwb25zZRIiCgdwcm9qZWN0GAEgASgLMhEuYXVkaXQudjEuUHJvamVjdCJVChNDcmVhdGVBcGlLZXlSZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkSKgoLZW52aXJvbm1lbnQYAiABKA4yFS5hdWRpdC52MS5FbnZpcm9ubWVudCJJChRDcmVhdGVBcGlLZXlSZXNwb25zZRIhCgdhcGlfa2V5GAEgASgLMhAuYXVkaXQudjEuQXBpS2V5Eg4KBnNlY3JldBgCIAEoCSIoChJMaXN0QXBpS2V5c1JlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCSI5ChNMaXN0QXBpS2V5c1Jlc3BvbnNlEiIKCGFwaV9rZXlzGAEgAygLMhAuYXVkaXQudjEuQXBpS2V5IiEKE1Jldm9rZUFwaUtleVJlcXVlc3QSCgoCaWQYASABKAkiOQoUUmV2b2tlQXBpS2V5UmVzcG9uc2USIQoHYXBpX2tleRgBIAEoCzIQLmF1ZGl0LnYxLkFwaUtleSIhChNSZXRpcmVBcGlLZXlSZXF1ZXN0EgoKAmlkGAEgASgJIjkKFFJldGlyZUFwaUtleVJlc3BvbnNlEiEKB2FwaV9rZXkYASABKAsyEC5hdWRpdC52MS5BcGlLZXkiLQoXUm90YXRlUHJvamVjdEtleVJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCSI+ChhSb3RhdGVQcm9qZWN0S2V5UmVzcG9uc2USIgoHcHJvamVjdBgBIAEoCzIRLmF1ZGl0LnYxLlByb2plY3QiVwoVR2V0TG9nUG9zaXRpb25SZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkSKgoLZW52aXJvbm1lbnQYAiABKA4yFS5hdWRpdC52MS5FbnZpcm9ubWVudCJ9ChZHZXRMb2dQb3NpdGlvblJlc3BvbnNlEgwKBGhlYWQYASABKAQSEgoKaW50ZWdyYXRlZBgCIAEoBBITCgtsYWdfc2Vjb25kcxgDIAEoARIaCg1pbnRlZ3JhdGVkX2F0GAQgASgJSACIAQFCEAoOX2ludGVncmF0ZWRfYXQiWgoYR2V0TG9nVmVyaWZpZXJLZXlSZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkSKgoLZW52aXJvbm1lbnQYAiABKA4yFS5hdWRpdC52MS5FbnZpcm9ubWVudCIxChlHZXRMb2dWZXJpZmllcktleVJlc3BvbnNlEhQKDHZlcmlmaWVyX2tleRgBIAEoCSJtChNTZXRSZXRlbnRpb25SZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkSKgoLZW52aXJvbm1lbnQYAiABKA4yFS5hdWRpdC52MS5FbnZpcm9ubWVudBIWCg5yZXRlbnRpb25fZGF5cxgDIAEoBSI6ChRTZXRSZXRlbnRpb25SZXNwb25zZRIiCgdwcm9qZWN0GAEgASgLMhEuYXVkaXQudjEuUHJvamVjdCLuAQoSRXJhc2VFdmVudHNSZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkSKgoLZW52aXJvbm1lbnQYAiABKA4yFS5hdWRpdC52MS5FbnZpcm9ubWVudBIRCglldmVudF9pZHMYAyADKAkSFQoIYWN0b3JfaWQYBCABKAlIAIgBARIWCgl0ZW5hbnRfaWQYBSABKAlIAYgBARIPCgdkcnlfcnVuGAYgASgIEhkKDHJlcXVlc3RlZF9ieRgHIAEoCUgCiAEBQgsKCV9hY3Rvcl9pZEIMCgpfdGVuYW50X2lkQg8KDV9yZXF1ZXN0ZWRfYnkiXgoTRXJhc2VFdmVudHNSZXNwb25zZRIPCgdtYXRjaGVkGAEgASgEEg4KBmVyYXNlZBgCIAEoBBIXCgplcmFzdXJlX2lkGAMgASgJSACIAQFCDQoLX2VyYXN1cmVfaWQiKQoTTGlzdEVyYXN1cmVzUmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgJIu0CCgdFcmFzdXJlEgoKAmlkGAEgASgJEhIKCnByb2plY3RfaWQYAiABKAkSKgoLZW52aXJvbm1lbnQYAyABKA4yFS5hdWRpdC52MS5FbnZpcm9ubWVudBIRCglldmVudF9pZHMYBCADKAkSFQoIYWN0b3JfaWQYBSABKAlIAIgBARIWCgl0ZW5hbnRfaWQYBiABKAlIAYgBARIcCg9yZWNlaXZlZF9iZWZvcmUYByABKAlIAogBARIUCgxyZXF1ZXN0ZWRfYnkYCCABKAkSFAoMcmVxdWVzdGVkX2F0GAkgASgJEg4KBnN0YXR1cxgKIAEoCRIPCgdtYXRjaGVkGAsgASgEEg4KBmVyYXNlZBgMIAEoBBIZCgxjb21wbGV0ZWRfYXQYDSABKAlIA4gBAUILCglfYWN0b3JfaWRCDAoKX3RlbmFudF9pZEISChBfcmVjZWl2ZWRfYmVmb3JlQg8KDV9jb21wbGV0ZWRfYXQiOwoUTGlzdEVyYXN1cmVzUmVzcG9uc2USIwoIZXJhc3VyZXMYASADKAsyES5hdWRpdC52MS5FcmFzdXJlKkkKBFBsYW4SFAoQUExBTl9VTlNQRUNJRklFRBAAEg0KCVBMQU5fRlJFRRABEg4KClBMQU5fU1RBUlQQAhIMCghQTEFOX1BSTxADKlYKC0Vudmlyb25tZW50EhsKF0VOVklST05NRU5UX1VOU1BFQ0lGSUVEEAASFAoQRU5WSVJPTk1FTlRfVEVTVBABEhQKEEVOVklST05NRU5UX0xJVkUQAiqBAQoMQXBpS2V5U3RhdHVzEh4KGkFQSV9LRVlfU1RBVFVTX1VOU1BFQ0lGSUVEEAASGQoVQVBJX0tFWV9TVEFUVVNfQUNUSVZFEAESGgoWQVBJX0tFWV9TVEFUVVNfUkVWT0tFRBACEhoKFkFQSV9LRVlfU1RBVFVTX1JFVElSRUQQAzK1CAoMQWRtaW5TZXJ2aWNlElAKDUNyZWF0ZVByb2plY3QSHi5hdWRpdC52MS5DcmVhdGVQcm9qZWN0UmVxdWVzdBofLmF1ZGl0LnYxLkNyZWF0ZVByb2plY3RSZXNwb25zZRJNCgxMaXN0UHJvamVjdHMSHS5hdWRpdC52MS5MaXN0UHJvamVjdHNSZXF1ZXN0Gh4uYXVkaXQudjEuTGlzdFByb2plY3RzUmVzcG9uc2USUwoOU2V0UHJvamVjdFBsYW4SHy5hdWRpdC52MS5TZXRQcm9qZWN0UGxhblJlcXVlc3QaIC5hdWRpdC52MS5TZXRQcm9qZWN0UGxhblJlc3BvbnNlEk0KDENyZWF0ZUFwaUtleRIdLmF1ZGl0LnYxLkNyZWF0ZUFwaUtleVJlcXVlc3QaHi5hdWRpdC52MS5DcmVhdGVBcGlLZXlSZXNwb25zZRJKCgtMaXN0QXBpS2V5cxIcLmF1ZGl0LnYxLkxpc3RBcGlLZXlzUmVxdWVzdBodLmF1ZGl0LnYxLkxpc3RBcGlLZXlzUmVzcG9uc2USTQoMUmV2b2tlQXBpS2V5Eh0uYXVkaXQudjEuUmV2b2tlQXBpS2V5UmVxdWVzdBoeLmF1ZGl0LnYxLlJldm9rZUFwaUtleVJlc3BvbnNlEk0KDFJldGlyZUFwaUtleRIdLmF1ZGl0LnYxLlJldGlyZUFwaUtleVJlcXVlc3QaHi5hdWRpdC52MS5SZXRpcmVBcGlLZXlSZXNwb25zZRJZChBSb3RhdGVQcm9qZWN0S2V5EiEuYXVkaXQudjEuUm90YXRlUHJvamVjdEtleVJlcXVlc3QaIi5hdWRpdC52MS5Sb3RhdGVQcm9qZWN0S2V5UmVzcG9uc2USUwoOR2V0TG9nUG9zaXRpb24SHy5hdWRpdC52MS5HZXRMb2dQb3NpdGlvblJlcXVlc3QaIC5hdWRpdC52MS5HZXRMb2dQb3NpdGlvblJlc3BvbnNlElwKEUdldExvZ1ZlcmlmaWVyS2V5EiIuYXVkaXQudjEuR2V0TG9nVmVyaWZpZXJLZXlSZXF1ZXN0GiMuYXVkaXQudjEuR2V0TG9nVmVyaWZpZXJLZXlSZXNwb25zZRJNCgxTZXRSZXRlbnRpb24SHS5hdWRpdC52MS5TZXRSZXRlbnRpb25SZXF1ZXN0Gh4uYXVkaXQudjEuU2V0UmV0ZW50aW9uUmVzcG9uc2USSgoLRXJhc2VFdmVudHMSHC5hdWRpdC52MS5FcmFzZUV2ZW50c1JlcXVlc3QaHS5hdWRpdC52MS5FcmFzZUV2ZW50c1Jlc3BvbnNlEk0KDExpc3RFcmFzdXJlcxIdLmF1ZGl0LnYxLkxpc3RFcmFzdXJlc1JlcXVlc3QaHi5hdWRpdC52MS5MaXN0RXJhc3VyZXNSZXNwb25zZUJhChljb20uYXVkaXRzZXJ2aWNlLmF1ZGl0LnYxQgpBZG1pblByb3RvUAFaK2F1ZGl0LWV2ZW50LXNlcnZpY2UvZ2VuL2dvL2F1ZGl0L3YxO2F1ZGl0djGqAghBdWRpdC5WMWIGcHJvdG8z");
 
 /**
  * @generated from message audit.v1.Project
@@ -580,6 +580,215 @@ export const SetRetentionResponseSchema: GenMessage<SetRetentionResponse> = /*@_
   messageDesc(file_audit_v1_admin, 24);
 
 /**
+ * @generated from message audit.v1.EraseEventsRequest
+ */
+export type EraseEventsRequest = Message<"audit.v1.EraseEventsRequest"> & {
+  /**
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+
+  /**
+   * The log: ENVIRONMENT_TEST or ENVIRONMENT_LIVE.
+   *
+   * @generated from field: audit.v1.Environment environment = 2;
+   */
+  environment: Environment;
+
+  /**
+   * Exactly one selector: up to 1,000 event ids, or every event of one actor, or of one
+   * tenant (matched as the list's actorId and tenantId filters match).
+   *
+   * @generated from field: repeated string event_ids = 3;
+   */
+  eventIds: string[];
+
+  /**
+   * @generated from field: optional string actor_id = 4;
+   */
+  actorId?: string | undefined;
+
+  /**
+   * @generated from field: optional string tenant_id = 5;
+   */
+  tenantId?: string | undefined;
+
+  /**
+   * Counts what would be erased and erases nothing (nothing is recorded).
+   *
+   * @generated from field: bool dry_run = 6;
+   */
+  dryRun: boolean;
+
+  /**
+   * Who asked (an operator, a ticket): kept in the erasure record; "admin" when absent.
+   *
+   * @generated from field: optional string requested_by = 7;
+   */
+  requestedBy?: string | undefined;
+};
+
+/**
+ * Describes the message audit.v1.EraseEventsRequest.
+ * Use `create(EraseEventsRequestSchema)` to create a new message.
+ */
+export const EraseEventsRequestSchema: GenMessage<EraseEventsRequest> = /*@__PURE__*/
+  messageDesc(file_audit_v1_admin, 25);
+
+/**
+ * @generated from message audit.v1.EraseEventsResponse
+ */
+export type EraseEventsResponse = Message<"audit.v1.EraseEventsResponse"> & {
+  /**
+   * Events acknowledged before the call that the selector matched and that still had
+   * their content.
+   *
+   * @generated from field: uint64 matched = 1;
+   */
+  matched: bigint;
+
+  /**
+   * Events this call erased: 0 on a dry run.
+   *
+   * @generated from field: uint64 erased = 2;
+   */
+  erased: bigint;
+
+  /**
+   * The erasure record's id; absent on a dry run.
+   *
+   * @generated from field: optional string erasure_id = 3;
+   */
+  erasureId?: string | undefined;
+};
+
+/**
+ * Describes the message audit.v1.EraseEventsResponse.
+ * Use `create(EraseEventsResponseSchema)` to create a new message.
+ */
+export const EraseEventsResponseSchema: GenMessage<EraseEventsResponse> = /*@__PURE__*/
+  messageDesc(file_audit_v1_admin, 26);
+
+/**
+ * @generated from message audit.v1.ListErasuresRequest
+ */
+export type ListErasuresRequest = Message<"audit.v1.ListErasuresRequest"> & {
+  /**
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+};
+
+/**
+ * Describes the message audit.v1.ListErasuresRequest.
+ * Use `create(ListErasuresRequestSchema)` to create a new message.
+ */
+export const ListErasuresRequestSchema: GenMessage<ListErasuresRequest> = /*@__PURE__*/
+  messageDesc(file_audit_v1_admin, 27);
+
+/**
+ * One erasure, as recorded.
+ *
+ * @generated from message audit.v1.Erasure
+ */
+export type Erasure = Message<"audit.v1.Erasure"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string project_id = 2;
+   */
+  projectId: string;
+
+  /**
+   * @generated from field: audit.v1.Environment environment = 3;
+   */
+  environment: Environment;
+
+  /**
+   * The selector: one of event_ids, actor_id, tenant_id, or received_before (retention).
+   *
+   * @generated from field: repeated string event_ids = 4;
+   */
+  eventIds: string[];
+
+  /**
+   * @generated from field: optional string actor_id = 5;
+   */
+  actorId?: string | undefined;
+
+  /**
+   * @generated from field: optional string tenant_id = 6;
+   */
+  tenantId?: string | undefined;
+
+  /**
+   * @generated from field: optional string received_before = 7;
+   */
+  receivedBefore?: string | undefined;
+
+  /**
+   * @generated from field: string requested_by = 8;
+   */
+  requestedBy: string;
+
+  /**
+   * ISO 8601.
+   *
+   * @generated from field: string requested_at = 9;
+   */
+  requestedAt: string;
+
+  /**
+   * "pending" (being worked, or to complete on restart) or "done".
+   *
+   * @generated from field: string status = 10;
+   */
+  status: string;
+
+  /**
+   * @generated from field: uint64 matched = 11;
+   */
+  matched: bigint;
+
+  /**
+   * @generated from field: uint64 erased = 12;
+   */
+  erased: bigint;
+
+  /**
+   * @generated from field: optional string completed_at = 13;
+   */
+  completedAt?: string | undefined;
+};
+
+/**
+ * Describes the message audit.v1.Erasure.
+ * Use `create(ErasureSchema)` to create a new message.
+ */
+export const ErasureSchema: GenMessage<Erasure> = /*@__PURE__*/
+  messageDesc(file_audit_v1_admin, 28);
+
+/**
+ * @generated from message audit.v1.ListErasuresResponse
+ */
+export type ListErasuresResponse = Message<"audit.v1.ListErasuresResponse"> & {
+  /**
+   * @generated from field: repeated audit.v1.Erasure erasures = 1;
+   */
+  erasures: Erasure[];
+};
+
+/**
+ * Describes the message audit.v1.ListErasuresResponse.
+ * Use `create(ListErasuresResponseSchema)` to create a new message.
+ */
+export const ListErasuresResponseSchema: GenMessage<ListErasuresResponse> = /*@__PURE__*/
+  messageDesc(file_audit_v1_admin, 29);
+
+/**
  * @generated from enum audit.v1.Plan
  */
 export enum Plan {
@@ -775,6 +984,30 @@ export const AdminService: GenService<{
     methodKind: "unary";
     input: typeof SetRetentionRequestSchema;
     output: typeof SetRetentionResponseSchema;
+  },
+  /**
+   * EraseEvents destroys the content of a log's events, selected by exactly one of a
+   * list of ids, an actor or a tenant, among those acknowledged before the call: each
+   * remains as a tombstone (event_id, log_index, received_at, erased_at) and every proof
+   * of the log still verifies (docs/lifecycle.md). The erasure is recorded first, so one
+   * interrupted by a crash is completed on restart.
+   *
+   * @generated from rpc audit.v1.AdminService.EraseEvents
+   */
+  eraseEvents: {
+    methodKind: "unary";
+    input: typeof EraseEventsRequestSchema;
+    output: typeof EraseEventsResponseSchema;
+  },
+  /**
+   * ListErasures lists a project's erasure records, newest first.
+   *
+   * @generated from rpc audit.v1.AdminService.ListErasures
+   */
+  listErasures: {
+    methodKind: "unary";
+    input: typeof ListErasuresRequestSchema;
+    output: typeof ListErasuresResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_audit_v1_admin, 0);

@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file audit/v1/events.proto.
  */
 export const file_audit_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("ChVhdWRpdC92MS9ldmVudHMucHJvdG8SCGF1ZGl0LnYxItUCChFMaXN0RXZlbnRzUmVxdWVzdBIVCghhY3Rvcl9pZBgBIAEoCUgAiAEBEhgKC2VudGl0eV90eXBlGAIgASgJSAGIAQESFgoJZW50aXR5X2lkGAMgASgJSAKIAQESEwoGYWN0aW9uGAQgASgJSAOIAQESFgoJdGVuYW50X2lkGAUgASgJSASIAQESDgoBcRgGIAEoCUgFiAEBEhEKBGZyb20YByABKAlIBogBARIPCgJ0bxgIIAEoCUgHiAEBEhIKBWxpbWl0GAkgASgFSAiIAQESEwoGY3Vyc29yGAogASgJSAmIAQFCCwoJX2FjdG9yX2lkQg4KDF9lbnRpdHlfdHlwZUIMCgpfZW50aXR5X2lkQgkKB19hY3Rpb25CDAoKX3RlbmFudF9pZEIECgJfcUIHCgVfZnJvbUIFCgNfdG9CCAoGX2xpbWl0QgkKB19jdXJzb3IiZQoSTGlzdEV2ZW50c1Jlc3BvbnNlEiUKBmV2ZW50cxgBIAMoCzIVLmF1ZGl0LnYxLlN0b3JlZEV2ZW50EhgKC25leHRfY3Vyc29yGAIgASgJSACIAQFCDgoMX25leHRfY3Vyc29yIuUCChNFeHBvcnRFdmVudHNSZXF1ZXN0EhUKCGFjdG9yX2lkGAEgASgJSACIAQESGAoLZW50aXR5X3R5cGUYAiABKAlIAYgBARIWCgllbnRpdHlfaWQYAyABKAlIAogBARITCgZhY3Rpb24YBCABKAlIA4gBARIWCgl0ZW5hbnRfaWQYBSABKAlIBIgBARIOCgFxGAYgASgJSAWIAQESEQoEZnJvbRgHIAEoCUgGiAEBEg8KAnRvGAggASgJSAeIAQESFwoKZnJvbV9pbmRleBgJIAEoBEgIiAEBEhUKCHRvX2luZGV4GAogASgESAmIAQFCCwoJX2FjdG9yX2lkQg4KDF9lbnRpdHlfdHlwZUIMCgpfZW50aXR5X2lkQgkKB19hY3Rpb25CDAoKX3RlbmFudF9pZEIECgJfcUIHCgVfZnJvbUIFCgNfdG9CDQoLX2Zyb21faW5kZXhCCwoJX3RvX2luZGV4IlEKFEV4cG9ydEV2ZW50c1Jlc3BvbnNlEiUKBmV2ZW50cxgBIAMoCzIVLmF1ZGl0LnYxLlN0b3JlZEV2ZW50EhIKCm5leHRfaW5kZXgYAiABKAQiwQIKE0ZvbGxvd0V2ZW50c1JlcXVlc3QSFQoIYWN0b3JfaWQYASABKAlIAIgBARIYCgtlbnRpdHlfdHlwZRgCIAEoCUgBiAEBEhYKCWVudGl0eV9pZBgDIAEoCUgCiAEBEhMKBmFjdGlvbhgEIAEoCUgDiAEBEhYKCXRlbmFudF9pZBgFIAEoCUgEiAEBEg4KAXEYBiABKAlIBYgBARIRCgRmcm9tGAcgASgJSAaIAQESDwoCdG8YCCABKAlIB4gBARIXCgpmcm9tX2luZGV4GAkgASgESAiIAQFCCwoJX2FjdG9yX2lkQg4KDF9lbnRpdHlfdHlwZUIMCgpfZW50aXR5X2lkQgkKB19hY3Rpb25CDAoKX3RlbmFudF9pZEIECgJfcUIHCgVfZnJvbUIFCgNfdG9CDQoLX2Zyb21faW5kZXgiUQoURm9sbG93RXZlbnRzUmVzcG9uc2USJQoGZXZlbnRzGAEgAygLMhUuYXVkaXQudjEuU3RvcmVkRXZlbnQSEgoKbmV4dF9pbmRleBgCIAEoBDKOAgoMRXZlbnRTZXJ2aWNlElwKCkxpc3RFdmVudHMSGy5hdWRpdC52MS5MaXN0RXZlbnRzUmVxdWVzdBocLmF1ZGl0LnYxLkxpc3RFdmVudHNSZXNwb25zZSITgtPkkwINEgsvYXBpL2V2ZW50cxJPCgxFeHBvcnRFdmVudHMSHS5hdWRpdC52MS5FeHBvcnRFdmVudHNSZXF1ZXN0Gh4uYXVkaXQudjEuRXhwb3J0RXZlbnRzUmVzcG9uc2UwARJPCgxGb2xsb3dFdmVudHMSHS5hdWRpdC52MS5Gb2xsb3dFdmVudHNSZXF1ZXN0Gh4uYXVkaXQudjEuRm9sbG93RXZlbnRzUmVzcG9uc2UwAUJiChljb20uYXVkaXRzZXJ2aWNlLmF1ZGl0LnYxQgtFdmVudHNQcm90b1ABWithdWRpdC1ldmVudC1zZXJ2aWNlL2dlbi9nby9hdWRpdC92MTthdWRpdHYxqgIIQXVkaXQuVjFiBnByb3RvMw", [file_audit_v1_event, file_google_api_annotations]);
+  fileDesc("ChVhdWRpdC92MS9ldmVudHMucHJvdG8SCGF1ZGl0LnYxItUCChFMaXN0RXZlbnRzUmVxdWVzdBIVCghhY3Rvcl9pZBgBIAEoCUgAiAEBEhgKC2VudGl0eV90eXBlGAIgASgJSAGIAQESFgoJZW50aXR5X2lkGAMgASgJSAKIAQESEwoGYWN0aW9uGAQgASgJSAOIAQESFgoJdGVuYW50X2lkGAUgASgJSASIAQESDgoBcRgGIAEoCUgFiAEBEhEKBGZyb20YByABKAlIBogBARIPCgJ0bxgIIAEoCUgHiAEBEhIKBWxpbWl0GAkgASgFSAiIAQESEwoGY3Vyc29yGAogASgJSAmIAQFCCwoJX2FjdG9yX2lkQg4KDF9lbnRpdHlfdHlwZUIMCgpfZW50aXR5X2lkQgkKB19hY3Rpb25CDAoKX3RlbmFudF9pZEIECgJfcUIHCgVfZnJvbUIFCgNfdG9CCAoGX2xpbWl0QgkKB19jdXJzb3IiZQoSTGlzdEV2ZW50c1Jlc3BvbnNlEiUKBmV2ZW50cxgBIAMoCzIVLmF1ZGl0LnYxLlN0b3JlZEV2ZW50EhgKC25leHRfY3Vyc29yGAIgASgJSACIAQFCDgoMX25leHRfY3Vyc29yIuUCChNFeHBvcnRFdmVudHNSZXF1ZXN0EhUKCGFjdG9yX2lkGAEgASgJSACIAQESGAoLZW50aXR5X3R5cGUYAiABKAlIAYgBARIWCgllbnRpdHlfaWQYAyABKAlIAogBARITCgZhY3Rpb24YBCABKAlIA4gBARIWCgl0ZW5hbnRfaWQYBSABKAlIBIgBARIOCgFxGAYgASgJSAWIAQESEQoEZnJvbRgHIAEoCUgGiAEBEg8KAnRvGAggASgJSAeIAQESFwoKZnJvbV9pbmRleBgJIAEoBEgIiAEBEhUKCHRvX2luZGV4GAogASgESAmIAQFCCwoJX2FjdG9yX2lkQg4KDF9lbnRpdHlfdHlwZUIMCgpfZW50aXR5X2lkQgkKB19hY3Rpb25CDAoKX3RlbmFudF9pZEIECgJfcUIHCgVfZnJvbUIFCgNfdG9CDQoLX2Zyb21faW5kZXhCCwoJX3RvX2luZGV4IngKFEV4cG9ydEV2ZW50c1Jlc3BvbnNlEiUKBmV2ZW50cxgBIAMoCzIVLmF1ZGl0LnYxLlN0b3JlZEV2ZW50EhIKCm5leHRfaW5kZXgYAiABKAQSJQoGZXJhc2VkGAMgAygLMhUuYXVkaXQudjEuRXJhc2VkRXZlbnQiWgoLRXJhc2VkRXZlbnQSEAoIZXZlbnRfaWQYASABKAkSEQoJbG9nX2luZGV4GAIgASgEEhMKC3JlY2VpdmVkX2F0GAMgASgJEhEKCWVyYXNlZF9hdBgEIAEoCSLBAgoTRm9sbG93RXZlbnRzUmVxdWVzdBIVCghhY3Rvcl9pZBgBIAEoCUgAiAEBEhgKC2VudGl0eV90eXBlGAIgASgJSAGIAQESFgoJZW50aXR5X2lkGAMgASgJSAKIAQESEwoGYWN0aW9uGAQgASgJSAOIAQESFgoJdGVuYW50X2lkGAUgASgJSASIAQESDgoBcRgGIAEoCUgFiAEBEhEKBGZyb20YByABKAlIBogBARIPCgJ0bxgIIAEoCUgHiAEBEhcKCmZyb21faW5kZXgYCSABKARICIgBAUILCglfYWN0b3JfaWRCDgoMX2VudGl0eV90eXBlQgwKCl9lbnRpdHlfaWRCCQoHX2FjdGlvbkIMCgpfdGVuYW50X2lkQgQKAl9xQgcKBV9mcm9tQgUKA190b0INCgtfZnJvbV9pbmRleCJ4ChRGb2xsb3dFdmVudHNSZXNwb25zZRIlCgZldmVudHMYASADKAsyFS5hdWRpdC52MS5TdG9yZWRFdmVudBISCgpuZXh0X2luZGV4GAIgASgEEiUKBmVyYXNlZBgDIAMoCzIVLmF1ZGl0LnYxLkVyYXNlZEV2ZW50Mo4CCgxFdmVudFNlcnZpY2USXAoKTGlzdEV2ZW50cxIbLmF1ZGl0LnYxLkxpc3RFdmVudHNSZXF1ZXN0GhwuYXVkaXQudjEuTGlzdEV2ZW50c1Jlc3BvbnNlIhOC0+STAg0SCy9hcGkvZXZlbnRzEk8KDEV4cG9ydEV2ZW50cxIdLmF1ZGl0LnYxLkV4cG9ydEV2ZW50c1JlcXVlc3QaHi5hdWRpdC52MS5FeHBvcnRFdmVudHNSZXNwb25zZTABEk8KDEZvbGxvd0V2ZW50cxIdLmF1ZGl0LnYxLkZvbGxvd0V2ZW50c1JlcXVlc3QaHi5hdWRpdC52MS5Gb2xsb3dFdmVudHNSZXNwb25zZTABQmIKGWNvbS5hdWRpdHNlcnZpY2UuYXVkaXQudjFCC0V2ZW50c1Byb3RvUAFaK2F1ZGl0LWV2ZW50LXNlcnZpY2UvZ2VuL2dvL2F1ZGl0L3YxO2F1ZGl0djGqAghBdWRpdC5WMWIGcHJvdG8z", [file_audit_v1_event, file_google_api_annotations]);
 
 /**
  * Filters are exact, case-sensitive values (not empty); all given must match.
@@ -205,6 +205,14 @@ export type ExportEventsResponse = Message<"audit.v1.ExportEventsResponse"> & {
    * @generated from field: uint64 next_index = 2;
    */
   nextIndex: bigint;
+
+  /**
+   * Erased events of the message's range, in log-index order: what remains of each
+   * (docs/lifecycle.md). Only in exports without filters or search.
+   *
+   * @generated from field: repeated audit.v1.ErasedEvent erased = 3;
+   */
+  erased: ErasedEvent[];
 };
 
 /**
@@ -213,6 +221,43 @@ export type ExportEventsResponse = Message<"audit.v1.ExportEventsResponse"> & {
  */
 export const ExportEventsResponseSchema: GenMessage<ExportEventsResponse> = /*@__PURE__*/
   messageDesc(file_audit_v1_events, 3);
+
+/**
+ * What remains of an erased event at its log position: its leaf's facts and when its
+ * content was destroyed.
+ *
+ * @generated from message audit.v1.ErasedEvent
+ */
+export type ErasedEvent = Message<"audit.v1.ErasedEvent"> & {
+  /**
+   * @generated from field: string event_id = 1;
+   */
+  eventId: string;
+
+  /**
+   * @generated from field: uint64 log_index = 2;
+   */
+  logIndex: bigint;
+
+  /**
+   * ISO 8601, as StoredEvent's.
+   *
+   * @generated from field: string received_at = 3;
+   */
+  receivedAt: string;
+
+  /**
+   * @generated from field: string erased_at = 4;
+   */
+  erasedAt: string;
+};
+
+/**
+ * Describes the message audit.v1.ErasedEvent.
+ * Use `create(ErasedEventSchema)` to create a new message.
+ */
+export const ErasedEventSchema: GenMessage<ErasedEvent> = /*@__PURE__*/
+  messageDesc(file_audit_v1_events, 4);
 
 /**
  * The filters and search of ListEventsRequest (the same rules) and where to start.
@@ -273,7 +318,7 @@ export type FollowEventsRequest = Message<"audit.v1.FollowEventsRequest"> & {
  * Use `create(FollowEventsRequestSchema)` to create a new message.
  */
 export const FollowEventsRequestSchema: GenMessage<FollowEventsRequest> = /*@__PURE__*/
-  messageDesc(file_audit_v1_events, 4);
+  messageDesc(file_audit_v1_events, 5);
 
 /**
  * @generated from message audit.v1.FollowEventsResponse
@@ -292,6 +337,13 @@ export type FollowEventsResponse = Message<"audit.v1.FollowEventsResponse"> & {
    * @generated from field: uint64 next_index = 2;
    */
   nextIndex: bigint;
+
+  /**
+   * Erased events of the message's range, as in ExportEventsResponse.
+   *
+   * @generated from field: repeated audit.v1.ErasedEvent erased = 3;
+   */
+  erased: ErasedEvent[];
 };
 
 /**
@@ -299,7 +351,7 @@ export type FollowEventsResponse = Message<"audit.v1.FollowEventsResponse"> & {
  * Use `create(FollowEventsResponseSchema)` to create a new message.
  */
 export const FollowEventsResponseSchema: GenMessage<FollowEventsResponse> = /*@__PURE__*/
-  messageDesc(file_audit_v1_events, 5);
+  messageDesc(file_audit_v1_events, 6);
 
 /**
  * EventService reads a project's events, with an API key or a frontend token
