@@ -186,6 +186,32 @@ describe("erasing by event ids", () => {
     const proof = await client.inclusion(ids[0] ?? "", 6);
     expect(proof.logIndex).toBe(0);
 
+    // A tombstone whose receivedAt was altered no longer matches its logged leaf.
+    async function* altered() {
+      for await (const event of client.events()) {
+        yield event.logIndex === 0 && typeof event.erasedAt === "string"
+          ? {
+              ...event,
+              receivedAt: new Date(Date.parse(String(event.receivedAt)) + 1).toISOString(),
+            }
+          : event;
+      }
+    }
+    const forged = await verifyLog({
+      crypto,
+      verifierKey: await client.verifierKey(),
+      checkpoint: await client.checkpoint(),
+      events: altered(),
+      proofs: client,
+    });
+    expect(forged.ok).toBe(false);
+    expect(forged.failures[0]).toEqual({
+      subject: `event ${ids[0]} (logIndex 0)`,
+      problem: expect.stringMatching(
+        /^the logged leaf is not this tombstone's: it has receivedAt /,
+      ),
+    });
+
     // Without proofs a tombstone cannot be checked, and says so.
     const offline = await verifyLog({
       crypto,

@@ -234,15 +234,14 @@ describe("audit verify against a service", () => {
       const q = (name: string) => target.searchParams.get(name) ?? "";
       void (async () => {
         switch (target.pathname) {
-          case "/api/events": {
-            // Newest first, four a page, with a cursor; one event newer than the checkpoint.
-            const all = [...events, listed(15)].reverse();
-            const start = Number(q("cursor") || "0");
-            const page = all.slice(start, start + 4);
-            return reply(200, {
-              events: page,
-              nextCursor: start + 4 < all.length ? String(start + 4) : null,
-            });
+          case "/api/events/export": {
+            // NDJSON in log order, written in several chunks (a line cut between two);
+            // one event newer than the checkpoint.
+            const text = [...events, listed(15)].map((e) => `${JSON.stringify(e)}\n`).join("");
+            res.writeHead(200, { "content-type": "application/x-ndjson; charset=utf-8" });
+            for (let at = 0; at < text.length; at += 700) res.write(text.slice(at, at + 700));
+            res.end();
+            return;
           }
           case "/api/log/checkpoint":
             return reply(200, served.checkpoint, "text/plain");
@@ -277,7 +276,7 @@ describe("audit verify against a service", () => {
     await new Promise((resolve) => server.close(resolve));
   });
 
-  it("reads every page, skips events newer than the checkpoint, and saves the checkpoint", async () => {
+  it("reads the whole export, skips events newer than the checkpoint, and saves the checkpoint", async () => {
     const saved = join(dir, "saved-checkpoint");
     const result = await audit(
       ["verify", "--url", url, "--key", vkey, "--save-checkpoint", saved],
