@@ -4,7 +4,7 @@
  * is decoded and its shape checked (names, enum values, UUIDs: 400s, in the order the
  * fields are read), and the rule runs (admin/admin-service.ts).
  */
-import { create } from "@bufbuild/protobuf";
+import { create, type DescMethod } from "@bufbuild/protobuf";
 import {
   AdminService,
   type ApiKey,
@@ -295,6 +295,17 @@ export function adminOperations(
       },
     ],
   ];
+  return adminGuarded(guard, operations);
+}
+
+/**
+ * The operations as AdminService serves them: each checks the admin token before it runs.
+ * Every AdminService method goes through here, whichever module defines it.
+ */
+export function adminGuarded(
+  guard: AdminTokenGuard,
+  operations: ReadonlyArray<readonly [DescMethod, Operation]>,
+): Operations {
   return new Map(
     operations.map(([method, operation]) => [
       method,

@@ -16,7 +16,6 @@ import {
   ListErasuresResponseSchema,
 } from "../../gen/audit/v1/admin_pb.js";
 import type { AdminTokenGuard } from "../auth/admin-token.js";
-import { bearerOf, unambiguous } from "../auth/credentials.js";
 import { ServiceError } from "../errors.js";
 import { isUuid } from "../ids.js";
 import {
@@ -26,9 +25,9 @@ import {
   MAX_ERASE_IDS,
 } from "../lifecycle/erasure-service.js";
 import { isStorableText } from "../vocabulary/storable-text.js";
-import { environmentName, projectId } from "./admin-operations.js";
+import { adminGuarded, environmentName, projectId } from "./admin-operations.js";
 import { decodeRequest } from "./decode-request.js";
-import type { Operation, OperationCall, Operations } from "./operation.js";
+import type { Operation, Operations } from "./operation.js";
 
 const ONE_SELECTOR = "exactly one selector is required: eventIds, actorId or tenantId";
 
@@ -128,13 +127,5 @@ export function erasureOperations(erasure: ErasureService, guard: AdminTokenGuar
       },
     ],
   ];
-  return new Map(
-    operations.map(([method, operation]) => [
-      method,
-      async (call: OperationCall) => {
-        guard.check(bearerOf(unambiguous(call.facts.credential)));
-        return operation(call);
-      },
-    ]),
-  );
+  return adminGuarded(guard, operations);
 }
