@@ -169,6 +169,7 @@ describe("export", () => {
       "context",
       "changes",
       "salt",
+      "erasedAt",
     ]);
     expect(rows).toHaveLength(EVENTS);
     const json = new Map(
@@ -189,6 +190,8 @@ describe("export", () => {
         event.changes === undefined ? "" : JSON.stringify(event.changes),
       );
       expect(row[column("salt")]).toBe(Buffer.from(String(event.salt), "base64").toString("hex"));
+      // Only a tombstone has an erasure time (docs/export.md).
+      expect(row[column("erasedAt")]).toBe("");
     }
     // No cell a spreadsheet would run.
     for (const row of rows) for (const cell of row) expect(cell).not.toMatch(/^[=+\-@\t\r]/);
