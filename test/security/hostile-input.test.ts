@@ -93,9 +93,12 @@ describe("hostile input to Create Event", () => {
         withContext(`{"a":${"[".repeat(10_000)}${"]".repeat(10_000)}}`),
       ],
       ["500,000 nested arrays (1 MB of brackets)", `${"[".repeat(500_000)}${"]".repeat(500_000)}`],
-    ])("%s: 400 within a second, no event", async (_what, body) => {
+    ])("%s: 400 within 5 s, no event", async (_what, body) => {
       const { response } = await expectRefused(body, 400, NESTED);
-      expect(response.ms).toBeLessThan(1_000);
+      // Refused by a linear scan (about 0.2 s for 1 MB on a quiet machine); the bound is loose
+      // because a loaded 2-core machine took 1.2 to 1.8 s, while a recursive or quadratic parse
+      // of this body overflows the stack or runs for minutes.
+      expect(response.ms).toBeLessThan(5_000);
     });
 
     it("100 levels in all is accepted; 101 is refused", async () => {
