@@ -32,6 +32,7 @@ import { filterIndex } from "../crypto/event-cipher.js";
 import type { Keyring } from "../crypto/keyring.js";
 import { ServiceError } from "../errors.js";
 import { uuidv7 } from "../ids.js";
+import { createPeriodicTask } from "../periodic-task.js";
 import type { Db } from "../store/db.js";
 import {
   addErased,
@@ -146,9 +147,6 @@ export function createErasureService(deps: ErasureDeps): ErasureService {
   const maxWait = deps.maxIntegrationWaitMs ?? 30_000;
   const resumeInterval = deps.resumeIntervalMs ?? 30_000;
   const now = deps.now ?? (() => new Date());
-  let timer: NodeJS.Timeout | undefined;
-  let resuming: Promise<number> | undefined;
-  let stopped = false;
   // Pending erasures this instance is working now (not to be resumed twice here).
   const working = new Set<string>();
 
@@ -282,7 +280,7 @@ export function createErasureService(deps: ErasureDeps): ErasureService {
   const resumePending = async (): Promise<number> => {
     let completed = 0;
     for (const record of await pendingErasures(db)) {
-      if (stopped) break;
+      if (resumeTask.stopped()) break;
       // Retention's records are its own to complete.
       if (record.selector.kind === "retention" || working.has(record.id)) continue;
       working.add(record.id);
@@ -302,18 +300,12 @@ export function createErasureService(deps: ErasureDeps): ErasureService {
     return completed;
   };
 
-  const tick = () => {
-    if (stopped) return;
-    resuming ??= resumePending()
-      .catch((error: unknown) => {
-        logger.warn({ err: error }, "erasure: looking for pending erasures failed");
-        return 0;
-      })
-      .finally(() => {
-        resuming = undefined;
-        if (!stopped) timer = setTimeout(tick, resumeInterval);
-      });
-  };
+  const resumeTask = createPeriodicTask(resumePending, {
+    intervalMs: resumeInterval,
+    logger,
+    what: "erasure: looking for pending erasures",
+    runAtStart: true,
+  });
 
   return {
     async erase(request) {
@@ -349,15 +341,8 @@ export function createErasureService(deps: ErasureDeps): ErasureService {
       await requireProject(projectId);
       return Promise.all((await listErasures(db, projectId)).map(view));
     },
-    resumePending,
-    start() {
-      if (timer || resuming || stopped) return;
-      tick();
-    },
-    async stop() {
-      stopped = true;
-      if (timer) clearTimeout(timer);
-      await resuming;
-    },
+    resumePending: resumeTask.runNow,
+    start: resumeTask.start,
+    stop: resumeTask.stop,
   };
 }

@@ -11,6 +11,7 @@
  * run it cut short, with the same cutoff; an event not yet integrated is never touched.
  */
 import type { Logger } from "pino";
+import { createPeriodicTask } from "../periodic-task.js";
 import type { Db } from "../store/db.js";
 import { expireBatch, type RetainedLog, retainedLogs } from "../store/retention-expiry.js";
 
@@ -50,14 +51,11 @@ export interface RetentionJob {
 export function createRetentionJob(deps: RetentionJobDeps): RetentionJob {
   const now = deps.now ?? (() => new Date());
   const batchSize = deps.batchSize ?? (deps.db.driver === "pglite" ? 1_000 : 5_000);
-  let stopping = false;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<RetentionRunResult> = Promise.resolve({ expired: 0, skipped: 0 });
 
   const expireLog = async (log: RetainedLog): Promise<number | undefined> => {
     const cutoff = new Date(now().getTime() - log.retentionDays * DAY_MS);
     let expired = 0;
-    while (!stopping) {
+    while (!task.stopped()) {
       const batch = await deps.db.transaction((tx) => expireBatch(tx, log, cutoff, batchSize));
       if (!batch.locked) return expired > 0 ? expired : undefined;
       expired += batch.expired;
@@ -73,7 +71,7 @@ export function createRetentionJob(deps: RetentionJobDeps): RetentionJob {
   const run = async (): Promise<RetentionRunResult> => {
     const result = { expired: 0, skipped: 0 };
     for (const log of await retainedLogs(deps.db)) {
-      if (stopping) break;
+      if (task.stopped()) break;
       try {
         const expired = await expireLog(log);
         if (expired === undefined) result.skipped += 1;
@@ -95,32 +93,11 @@ export function createRetentionJob(deps: RetentionJobDeps): RetentionJob {
     return result;
   };
 
-  const runOnce = () => {
-    running = running.then(run, run);
-    return running;
-  };
-  const schedule = () => {
-    if (stopping) return;
-    timer = setTimeout(() => {
-      runOnce()
-        .catch((error: unknown) => deps.logger.warn({ err: error }, "retention run failed"))
-        .finally(schedule);
-    }, deps.intervalMs);
-    timer.unref();
-  };
-
-  return {
-    runOnce,
-    start() {
-      stopping = false;
-      runOnce()
-        .catch((error: unknown) => deps.logger.warn({ err: error }, "retention run failed"))
-        .finally(schedule);
-    },
-    async stop() {
-      stopping = true;
-      clearTimeout(timer);
-      await running.catch(() => undefined);
-    },
-  };
+  const task = createPeriodicTask(run, {
+    intervalMs: deps.intervalMs,
+    logger: deps.logger,
+    what: "retention run",
+    runAtStart: true,
+  });
+  return { runOnce: task.runNow, start: task.start, stop: task.stop };
 }

@@ -8,6 +8,7 @@
  * committed tree size, so it covers exactly the events numbered before it.
  */
 import type { Logger } from "pino";
+import { createPeriodicTask } from "../periodic-task.js";
 import type { Db } from "../store/db.js";
 import { signCheckpoint } from "../tlog/checkpoint.js";
 import type { LogCrypto } from "../tlog/crypto.js";
@@ -37,11 +38,6 @@ export function createCheckpointPublisher(
   options: CheckpointPublisherOptions,
 ): CheckpointPublisher {
   const { db, crypto, signing, logger } = options;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<unknown> = Promise.resolve();
-  let stopped = false;
-  let lastFailureLog = 0;
-
   const publishNow = async () => {
     let published = 0;
     for (const log of await logsToCheckpoint(db)) {
@@ -58,30 +54,11 @@ export function createCheckpointPublisher(
     return published;
   };
 
-  const tick = () => {
-    running = publishNow()
-      .catch((error: unknown) => {
-        // The database away: the next tick tries again.
-        if (Date.now() - lastFailureLog > 60_000) {
-          lastFailureLog = Date.now();
-          logger.warn({ err: error }, "checkpoint publisher: publishing failed; retrying");
-        }
-      })
-      .finally(() => {
-        if (!stopped) timer = setTimeout(tick, options.intervalMs);
-      });
-  };
-
-  return {
-    start() {
-      if (timer !== undefined || stopped) return;
-      timer = setTimeout(tick, options.intervalMs);
-    },
-    publishNow,
-    async stop() {
-      stopped = true;
-      if (timer !== undefined) clearTimeout(timer);
-      await running;
-    },
-  };
+  // The database away: the next tick tries again.
+  const task = createPeriodicTask(publishNow, {
+    intervalMs: options.intervalMs,
+    logger,
+    what: "checkpoint publisher: publishing",
+  });
+  return { start: task.start, publishNow: task.runNow, stop: task.stop };
 }

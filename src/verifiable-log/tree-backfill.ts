@@ -6,6 +6,7 @@
  * Every instance runs one; the lock keeps them, and the passes, from appending twice.
  */
 import type { Logger } from "pino";
+import { createPeriodicTask } from "../periodic-task.js";
 import type { Db } from "../store/db.js";
 
 /** The backfill loop of one instance. */
@@ -28,40 +29,14 @@ export interface TreeBackfillOptions {
 /** Creates the loop; `start` runs it. */
 export function createTreeBackfill(options: TreeBackfillOptions): TreeBackfill {
   const { db, stage, logger } = options;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<unknown> = Promise.resolve();
-  let stopped = false;
-  let lastFailureLog = 0;
-
-  const runNow = () => stage.catchUp(db, () => stopped);
-
-  const tick = () => {
-    running = runNow()
-      .then((appended) => {
-        if (appended > 0) logger.info({ appended }, "log tree backfill: leaves appended");
-      })
-      .catch((error: unknown) => {
-        // The database away, or an event that cannot be opened: retried next tick.
-        if (Date.now() - lastFailureLog > 60_000) {
-          lastFailureLog = Date.now();
-          logger.warn({ err: error }, "log tree backfill failed; retrying");
-        }
-      })
-      .finally(() => {
-        if (!stopped) timer = setTimeout(tick, options.intervalMs);
-      });
-  };
-
-  return {
-    start() {
-      if (timer !== undefined || stopped) return;
-      timer = setTimeout(tick, options.intervalMs);
+  const task = createPeriodicTask(
+    async () => {
+      const appended = await stage.catchUp(db, () => task.stopped());
+      if (appended > 0) logger.info({ appended }, "log tree backfill: leaves appended");
+      return appended;
     },
-    runNow,
-    async stop() {
-      stopped = true;
-      if (timer !== undefined) clearTimeout(timer);
-      await running;
-    },
-  };
+    // The database away, or an event that cannot be opened: retried next tick.
+    { intervalMs: options.intervalMs, logger, what: "log tree backfill" },
+  );
+  return { start: task.start, runNow: task.runNow, stop: task.stop };
 }
