@@ -53,6 +53,8 @@ export interface StreamCall {
    * operation asks (its flow control).
    */
   requests: AsyncIterable<() => unknown>;
+  /** Aborts when the client goes away (cancels, resets, disconnects). */
+  signal?: AbortSignal;
 }
 
 /** The implementation of one streaming method: a reply message per answer. */

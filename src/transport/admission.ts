@@ -17,11 +17,19 @@
  * (and the other way round). Probes (/healthz, /readyz, /metrics), the gRPC health
  * service, AdminService and the export and follow streams are not limited here.
  *
+ * A stream is not refused: it is flow-controlled. An event read when no slot is free
+ * waits for one (first come, first served among waiting streams) before the operation
+ * sees it, and the stream reads nothing more meanwhile, so HTTP/2 flow control holds its
+ * client back; a client pipelining more events than the limit is slowed, not failed.
+ * A request (unary) never waits: a free slot goes to a waiting stream event first, so a
+ * request finds none while streams wait and is refused at once.
+ *
  * Invariant: a slot is taken before the operation does anything and given back exactly
  * once, when its answer is settled (whatever the outcome); a refused call has done
  * nothing, so retrying it is always safe.
  */
 import type { DescMethod, Message } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
 import type {
   Operations,
   StreamCall,
@@ -50,7 +58,12 @@ export function overloaded(): ServiceError {
 export interface Gate {
   /** Takes a slot; false when all are taken. */
   tryEnter(): boolean;
-  /** Gives a slot back. */
+  /**
+   * Takes a slot once one is free, after those waiting before; rejects (with no slot
+   * taken) when `signal` aborts first.
+   */
+  enter(signal?: AbortSignal): Promise<void>;
+  /** Gives a slot back: to the first waiting, if any. */
   leave(): void;
   readonly inFlight: number;
   /** The budget; 0 for no limit. */
@@ -60,14 +73,40 @@ export interface Gate {
 /** A gate of `limit` slots (0: never refuses, still counts). */
 export function createGate(limit: number): Gate {
   let inFlight = 0;
+  // Those waiting for a slot, in order; a slot given back goes to the first, so
+  // `inFlight` stays at the limit while any waits.
+  const waiting: (() => void)[] = [];
+  const free = () => limit === 0 || inFlight < limit;
   return {
     tryEnter() {
-      if (limit > 0 && inFlight >= limit) return false;
+      if (!free()) return false;
       inFlight++;
       return true;
     },
+    enter(signal) {
+      if (free()) {
+        inFlight++;
+        return Promise.resolve();
+      }
+      return new Promise<void>((resolve, reject) => {
+        if (signal?.aborted) return reject(cancelled(signal));
+        const admit = () => {
+          signal?.removeEventListener("abort", abort);
+          resolve();
+        };
+        const abort = () => {
+          const at = waiting.indexOf(admit);
+          if (at >= 0) waiting.splice(at, 1);
+          reject(cancelled(signal));
+        };
+        signal?.addEventListener("abort", abort, { once: true });
+        waiting.push(admit);
+      });
+    },
     leave() {
-      inFlight--;
+      const next = waiting.shift();
+      if (next) next();
+      else inFlight--;
     },
     get inFlight() {
       return inFlight;
@@ -76,11 +115,22 @@ export function createGate(limit: number): Gate {
   };
 }
 
+/** The error of a wait ended by the client going away: a cancellation, never logged. */
+function cancelled(signal: AbortSignal | undefined): ConnectError {
+  const reason: unknown = signal?.reason;
+  return reason instanceof ConnectError
+    ? reason
+    : new ConnectError("stream cancelled", Code.Canceled);
+}
+
 /** What the edge needs to admit calls. */
 export interface Admission {
   /** The operations, each limited by the gate of its class (others unchanged). */
   operations(operations: Operations): Operations;
-  /** The streaming operations: each event of a stream takes a slot until answered. */
+  /**
+   * The streaming operations: each event of a stream takes a slot until answered, and
+   * waits for one when none is free.
+   */
   streams(streams: StreamOperations): StreamOperations;
   /** The gate of each class, for metrics and tests. */
   gates: Readonly<Record<AdmissionClass, Gate>>;
@@ -149,7 +199,7 @@ export function createAdmission(options: AdmissionOptions): Admission {
           continue;
         }
         const gate = gates[admission];
-        admitted.set(method, (call) => admitStream(gate, () => refuse(admission), call, operation));
+        admitted.set(method, (call) => admitStream(gate, call, operation));
       }
       return admitted;
     },
@@ -157,37 +207,34 @@ export function createAdmission(options: AdmissionOptions): Admission {
 }
 
 /**
- * A stream whose requests each take a slot when the operation reads it, given back when
- * the operation yields its answer. A request that finds no slot throws the refusal when
- * read: the operation answers it as it answers any refusal of one request (IngestEvents
- * then ends the stream with Unavailable once the requests before it are answered). Relies
- * on the operation's contract: one answer per request read, in the order read.
+ * A stream whose requests each take a slot when read, waiting for one when none is free
+ * (reading nothing more meanwhile), given back when the operation yields its answer.
+ * Relies on the operation's contract: one answer per request read, in the order read.
  */
 async function* admitStream(
   gate: Gate,
-  refusal: () => ServiceError,
   call: StreamCall,
   operation: StreamOperation,
 ): AsyncGenerator<Message> {
-  // For each request read and not yet answered: whether it holds a slot.
-  const holding: boolean[] = [];
+  // Requests read (each holding a slot) and not yet answered.
+  let holding = 0;
   const requests = (async function* () {
     for await (const read of call.requests) {
-      yield () => {
-        const entered = gate.tryEnter();
-        holding.push(entered);
-        if (!entered) throw refusal();
-        return read();
-      };
+      await gate.enter(call.signal);
+      holding++;
+      yield read;
     }
   })();
   try {
     for await (const answer of operation({ ...call, requests })) {
-      if (holding.shift()) gate.leave();
+      if (holding > 0) {
+        holding--;
+        gate.leave();
+      }
       yield answer;
     }
   } finally {
     // A stream cancelled or failed with requests unanswered gives their slots back.
-    for (const held of holding.splice(0)) if (held) gate.leave();
+    for (; holding > 0; holding--) gate.leave();
   }
 }

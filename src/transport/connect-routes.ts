@@ -62,6 +62,7 @@ export function bidiStreamRoutes(
           yield* operation({
             facts,
             header: (name) => context.requestHeader.get(name) ?? undefined,
+            signal: context.signal,
             requests: (async function* () {
               for await (const request of requests) yield () => requestJson(method, request);
             })(),

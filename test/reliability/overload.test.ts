@@ -2,20 +2,26 @@
  * Admission control (issue 26, overload; src/transport/admission.ts) on a real server
  * with small limits. The requests admitted are held in the database (a transaction of
  * the test holds a lock the writes need: on PGlite, its one connection), so that the
- * limit is reached for certain; then a burst beyond it, over REST, Connect, gRPC, bulk
- * and the IngestEvents stream, must be refused at once with 503 and `Retry-After: 1`
- * (Unavailable with a RetryInfo of 1 s), store nothing, and leave /healthz answering;
- * once the hold ends, the admitted requests are answered 201, normal requests succeed,
- * and every acknowledged event is listed. Run on both storages.
+ * limit is reached for certain; then a burst beyond it, over REST, Connect, gRPC and
+ * bulk, must be refused at once with 503 and `Retry-After: 1` (Unavailable with a
+ * RetryInfo of 1 s), store nothing, and leave /healthz answering, while an IngestEvents
+ * stream opened meanwhile waits for slots instead of failing; once the hold ends, the
+ * admitted requests are answered 201, the stream's events are acknowledged, normal
+ * requests succeed, and every acknowledged event is listed. Streams pipelining many more
+ * events than the limit complete with every event acknowledged once. Run on both storages.
  */
 import { randomUUID } from "node:crypto";
 import { create, fromJson } from "@bufbuild/protobuf";
-import { Code, type ConnectError, createClient } from "@connectrpc/connect";
+import { type Client, Code, type ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { EventSchema } from "../../gen/audit/v1/event_pb.js";
+import { type Event, EventSchema } from "../../gen/audit/v1/event_pb.js";
 import { EventService } from "../../gen/audit/v1/events_pb.js";
-import { IngestEventsRequestSchema, IngestService } from "../../gen/audit/v1/ingest_pb.js";
+import {
+  IngestEventsRequestSchema,
+  type IngestEventsResponse,
+  IngestService,
+} from "../../gen/audit/v1/ingest_pb.js";
 import { RetryInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
 import { bearer, listAll, listEvents } from "../events/events-client.js";
 import { events, postBatch } from "../ingest/bulk.support.js";
@@ -157,24 +163,12 @@ describe("admission control: a burst beyond the limit", () => {
       timed(rpcFailure(grpc.createEvent(event, options))),
       timed(rpcFailure(grpc.createEvents({ events: [event] }, options))),
     ]);
-    const stream = await timed(
-      (async () => {
-        const acks = [];
-        try {
-          const replies = grpc.ingestEvents(
-            (async function* () {
-              yield create(IngestEventsRequestSchema, { event });
-              yield create(IngestEventsRequestSchema, { event });
-            })(),
-            options,
-          );
-          for await (const ack of replies) acks.push(ack);
-        } catch (error) {
-          return { acks, error: (await rpcFailure(Promise.reject(error))) as ConnectError };
-        }
-        return { acks, error: undefined };
-      })(),
-    );
+    // A stream is flow-controlled, not refused: its events wait for slots.
+    const stream = ingestStream(grpc, [event, event], options);
+    const streamState = await Promise.race([
+      stream.then(() => "settled"),
+      new Promise((resolve) => setTimeout(resolve, 300, "waiting")),
+    ]);
     // The probe is never limited.
     const health = await fetch(`${server.url}/healthz`);
     expect(health.status).toBe(200);
@@ -189,20 +183,16 @@ describe("admission control: a burst beyond the limit", () => {
       expectRetryInfo(value);
       expect(ms).toBeLessThan(FAST_MS);
     }
-    // The stream's events read before the refusal are answered with it (the stream reads
-    // events in groups: one or both), then the stream ends with the refusal.
-    const refusedAcks = stream.value.acks.map((ack) => ack.result?.error);
-    expect(refusedAcks.length).toBeGreaterThanOrEqual(1);
-    for (const error of refusedAcks) expect(error).toBe(OVERLOADED);
-    expect(stream.value.error).toBeDefined();
-    if (stream.value.error) expectRetryInfo(stream.value.error);
-    expect(stream.ms).toBeLessThan(FAST_MS);
+    expect(streamState).toBe("waiting");
     // Still held: nothing of the refused requests took a slot.
     expect(await inFlight("ingest")).toBe(INGEST_LIMIT);
 
     await release();
     const answers = await Promise.all(admitted);
     expect(answers.map((answer) => answer.status)).toEqual(admittedKeys.map(() => 201));
+    const streamAcks = await stream;
+    expect(streamAcks.map((ack) => ack.sequence)).toEqual([0n, 1n]);
+    for (const ack of streamAcks) expect(ack.result?.eventId).toMatch(/^[0-9a-f-]{36}$/);
     await waitForInFlight("ingest", 0);
 
     // Normal requests succeed again, on every protocol.
@@ -216,6 +206,7 @@ describe("admission control: a burst beyond the limit", () => {
     // Every acknowledged event is stored and listed; nothing refused was stored.
     const acknowledged = [
       ...answers.map((answer) => answer.body.eventId as string),
+      ...streamAcks.map((ack) => ack.result?.eventId ?? ""),
       after.body.eventId as string,
       afterConnect.eventId,
       afterGrpc.eventId,
@@ -231,6 +222,53 @@ describe("admission control: a burst beyond the limit", () => {
     });
     expect(retried.status).toBe(200);
     expect(retried.body.eventId).toBe(answers[0]?.body.eventId);
+  }, 60_000);
+
+  it("streams pipelining many more events than the limit wait for slots: every event is acknowledged once, and requests beyond the limit are still refused at once", async () => {
+    const headers = bearer(key.secret);
+    const options = { headers };
+    const grpc = createClient(
+      IngestService,
+      createGrpcTransport({ baseUrl: server.url, sessionManager: sessions }),
+    );
+    const storedBefore = await storedCount();
+    const perStream = 60;
+    const streams = 3;
+    // Held until the streams have read all the slots, so that they have to wait.
+    const release = await hold("events", "exclusive");
+    const running = Array.from({ length: streams }, (_, s) =>
+      ingestStream(
+        grpc,
+        Array.from({ length: perStream }, (_, i) =>
+          fromJson(EventSchema, validEvent({ entityId: `piped-${s}-${i}` }) as never),
+        ),
+        options,
+      ),
+    );
+    await waitForInFlight("ingest", INGEST_LIMIT);
+    // A request finds no slot while the streams wait: the fast refusal, not a wait.
+    const refused = await timed(postEvent(server, validEvent(), headers));
+    expect(refused.value.status).toBe(503);
+    expect(refused.value.headers.get("retry-after")).toBe("1");
+    expect(refused.ms).toBeLessThan(FAST_MS);
+    expect(await inFlight("ingest")).toBe(INGEST_LIMIT);
+
+    await release();
+    const acked = await Promise.all(running);
+    for (const acks of acked) {
+      // One acknowledgement per event, in the order sent, each a stored event.
+      expect(acks.map((ack) => ack.sequence)).toEqual(
+        Array.from({ length: perStream }, (_, i) => BigInt(i)),
+      );
+      for (const ack of acks) {
+        expect(ack.result?.error).toBeUndefined();
+        expect(ack.replayed).toBe(false);
+      }
+    }
+    const ids = acked.flat().map((ack) => ack.result?.eventId ?? "");
+    expect(new Set(ids).size).toBe(streams * perStream);
+    await waitForInFlight("ingest", 0);
+    expect(await storedCount()).toBe(storedBefore + streams * perStream);
   }, 60_000);
 
   it("reads have their own budget: lists beyond it are refused at once, and ingestion keeps its slots", async () => {
@@ -262,3 +300,20 @@ describe("admission control: a burst beyond the limit", () => {
     expect((await listEvents(server, headers)).status).toBe(200);
   }, 60_000);
 });
+
+/** Sends `events` on one IngestEvents stream, all at once; resolves with every reply. */
+async function ingestStream(
+  client: Client<typeof IngestService>,
+  events: Event[],
+  options: { headers: Record<string, string> },
+): Promise<IngestEventsResponse[]> {
+  const replies = client.ingestEvents(
+    (async function* () {
+      for (const event of events) yield create(IngestEventsRequestSchema, { event });
+    })(),
+    options,
+  );
+  const acks: IngestEventsResponse[] = [];
+  for await (const ack of replies) acks.push(ack);
+  return acks;
+}
