@@ -17,6 +17,7 @@ import type { Operations, StreamOperations } from "../api/operation.js";
 import type { Metrics } from "../observability/metrics.js";
 import { type AdmissionLimits, createAdmission } from "./admission.js";
 import { MAX_BODY_BYTES } from "./body.js";
+import { ACCEPT_COMPRESSION } from "./compression.js";
 import { contextValuesFrom } from "./connect-context.js";
 import { bidiStreamRoutes, connectRoutes, errorBoundary } from "./connect-routes.js";
 import { connectStreamRoutes } from "./connect-stream-routes.js";
@@ -134,6 +135,7 @@ export function createEdge(options: EdgeOptions): (req: NodeRequest, res: NodeRe
       health(router);
     },
     interceptors,
+    acceptCompression: ACCEPT_COMPRESSION,
     fallback: notFound,
     readMaxBytes: MAX_BODY_BYTES,
     contextValues: contextValuesFrom(readFacts),

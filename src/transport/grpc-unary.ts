@@ -29,18 +29,18 @@ import {
   type Interceptor,
 } from "@connectrpc/connect";
 import {
+  type Compression,
   compressedFlag,
   compressionNegotiate,
   type UniversalHandler,
 } from "@connectrpc/connect/protocol";
 import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import {
-  compressionBrotli,
-  compressionGzip,
   universalRequestFromNodeRequest,
   universalResponseToNodeResponse,
 } from "@connectrpc/connect-node";
 import type { Operation, OperationReply, Operations } from "../api/operation.js";
+import { ACCEPT_COMPRESSION } from "./compression.js";
 import { contextValuesFrom } from "./connect-context.js";
 import { callOperation, rpcError } from "./connect-routes.js";
 import type { ErrorReporter } from "./error-reporter.js";
@@ -64,8 +64,7 @@ export interface GrpcUnaryOptions {
 /** Serves a request when it can; false leaves it to the Connect adapter. */
 export type GrpcUnaryHandler = (req: NodeRequest, res: NodeResponse) => boolean;
 
-// The adapter's defaults (connect-node-adapter.js): gzip and brotli, 1 KiB minimum.
-const ACCEPT_COMPRESSION = [compressionGzip, compressionBrotli];
+// The adapter's default minimum size to compress a response (connect-node-adapter.js).
 const COMPRESS_MIN_BYTES = 1024;
 const CONTENT_TYPE = /^application\/grpc(?:\+proto)?$/i;
 const HEADER_BYTES = 5;
@@ -153,7 +152,7 @@ export function createGrpcUnary(options: GrpcUnaryOptions): GrpcUnaryHandler {
     res: NodeResponse,
     route: Route,
     input: Message,
-    compression: (typeof ACCEPT_COMPRESSION)[number] | null,
+    compression: Compression | null,
   ): Promise<void> {
     const headers: Record<string, string> = { "content-type": "application/grpc+proto" };
     if (compression) headers["grpc-encoding"] = compression.name;
