@@ -8,8 +8,11 @@
  * posts batches of 100 ~1 KB events to one of them for --duration seconds; then the round
  * waits until the integrator has indexed every acknowledged event. Per round and variant:
  * events acknowledged per second, and events per second through to searchable
- * (acknowledged / (load time + catch-up time)). The idle instance costs next to nothing
- * meanwhile (its loops find no work).
+ * (acknowledged / (load time + catch-up time)), and the CPU per acknowledged event, over
+ * the load and the catch-up, of this process (both services: the idle one costs next to
+ * nothing meanwhile, its loops find no work) and of the variant's PostgreSQL backends:
+ * the figures that say where the log's cost goes on a machine too busy for the rates to
+ * be compared.
  *
  * Usage: node --import tsx bench/log-cost.ts [--rounds 3] [--duration 15]
  *        [--connections 8] [--embedded]
@@ -18,7 +21,7 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { type App, createApp } from "../src/app.js";
@@ -26,7 +29,7 @@ import { generateApiKey } from "../src/auth/api-keys.js";
 import { loadConfig } from "../src/config.js";
 import { createLogger } from "../src/logger.js";
 import type { ListeningServer } from "../src/transport/server.js";
-import { dropDatabase, recreateDatabase } from "./machine.js";
+import { databaseCpuSeconds, dropDatabase, recreateDatabase } from "./machine.js";
 
 const { values } = parseArgs({
   options: {
@@ -54,6 +57,10 @@ interface Round {
   ackedPerSecond: number;
   searchablePerSecond: number;
   catchUpSeconds: number;
+  /** This process's CPU (both services; the idle one does next to nothing), per event. */
+  serviceCpuMicros: number;
+  /** CPU of the variant's PostgreSQL backends per event (undefined with --embedded). */
+  databaseCpuMicros: number | undefined;
 }
 
 const start = async (name: Variant["name"]): Promise<Variant> => {
@@ -113,8 +120,16 @@ const searchable = async (variant: Variant) => {
   return (Date.now() - started) / 1000;
 };
 
+/** CPU seconds of the variant's PostgreSQL backends, by pid. */
+const backends = (variant: Variant) =>
+  variant.database === undefined
+    ? Promise.resolve(undefined)
+    : databaseCpuSeconds(variant.database);
+
 const round = async (variant: Variant): Promise<Round> => {
   await searchable(variant);
+  const backendsBefore = await backends(variant);
+  const processBefore = process.cpuUsage();
   const job = {
     url: `http://127.0.0.1:${variant.server.port}`,
     keys: variant.keys,
@@ -142,11 +157,22 @@ const round = async (variant: Variant): Promise<Round> => {
     seconds: number;
   };
   const catchUp = await searchable(variant);
+  const processCpu = process.cpuUsage(processBefore);
+  const backendsAfter = await backends(variant);
+  let databaseCpu: number | undefined;
+  if (backendsAfter !== undefined) {
+    databaseCpu = 0;
+    for (const [pid, after] of backendsAfter)
+      databaseCpu += after - (backendsBefore?.get(pid) ?? 0);
+  }
+  const perEvent = (seconds: number) => (seconds * 1e6) / result.acked;
   return {
     variant: variant.name,
     ackedPerSecond: result.acked / result.seconds,
     searchablePerSecond: result.acked / (result.seconds + catchUp),
     catchUpSeconds: catchUp,
+    serviceCpuMicros: perEvent((processCpu.user + processCpu.system) / 1e6),
+    databaseCpuMicros: databaseCpu === undefined ? undefined : perEvent(databaseCpu),
   };
 };
 
@@ -168,7 +194,7 @@ try {
       const result = await round(variant);
       results.push(result);
       console.log(
-        `round ${r} ${result.variant}: ${Math.round(result.ackedPerSecond)} acked/s, ${Math.round(result.searchablePerSecond)} searchable/s (catch-up ${result.catchUpSeconds.toFixed(1)} s)`,
+        `round ${r} ${result.variant}: ${Math.round(result.ackedPerSecond)} acked/s, ${Math.round(result.searchablePerSecond)} searchable/s (catch-up ${result.catchUpSeconds.toFixed(1)} s); CPU per event: service ${Math.round(result.serviceCpuMicros)} µs, database ${result.databaseCpuMicros === undefined ? "-" : `${Math.round(result.databaseCpuMicros)} µs`}; load ${loadavg()[0]?.toFixed(1)}`,
       );
     }
   }
@@ -183,9 +209,13 @@ try {
     ackedOff: Math.round(of("log off", (x) => x.ackedPerSecond)),
     searchableOn: Math.round(of("log on", (x) => x.searchablePerSecond)),
     searchableOff: Math.round(of("log off", (x) => x.searchablePerSecond)),
+    serviceCpuMicrosOn: Math.round(of("log on", (x) => x.serviceCpuMicros)),
+    serviceCpuMicrosOff: Math.round(of("log off", (x) => x.serviceCpuMicros)),
+    databaseCpuMicrosOn: Math.round(of("log on", (x) => x.databaseCpuMicros ?? 0)),
+    databaseCpuMicrosOff: Math.round(of("log off", (x) => x.databaseCpuMicros ?? 0)),
   };
   console.log(
-    `medians: acknowledged ${summary.ackedOn}/s on, ${summary.ackedOff}/s off (on/off ${(summary.ackedOn / summary.ackedOff).toFixed(2)}); searchable ${summary.searchableOn}/s on, ${summary.searchableOff}/s off (on/off ${(summary.searchableOn / summary.searchableOff).toFixed(2)})`,
+    `medians: acknowledged ${summary.ackedOn}/s on, ${summary.ackedOff}/s off (on/off ${(summary.ackedOn / summary.ackedOff).toFixed(2)}); searchable ${summary.searchableOn}/s on, ${summary.searchableOff}/s off (on/off ${(summary.searchableOn / summary.searchableOff).toFixed(2)}); CPU per event ${summary.serviceCpuMicrosOn} µs on, ${summary.serviceCpuMicrosOff} µs off (service), ${summary.databaseCpuMicrosOn} µs on, ${summary.databaseCpuMicrosOff} µs off (database)`,
   );
   console.log(JSON.stringify(summary));
 } finally {

@@ -13,9 +13,14 @@ import { type ListedEvent, openListedEvent } from "../events/reader-query.js";
 import type { IntegrationStage, SequencedBatch } from "../log/integrator.js";
 import type { Queryable } from "../store/db.js";
 import { lockLogs } from "../store/log-integration.js";
-import { toBase64 } from "../tlog/bytes.js";
 import type { LogCrypto } from "../tlog/crypto.js";
-import { createTreeStage, type TreeStage } from "./tree-stage.js";
+import {
+  createTreeStage,
+  EVENTS_PER_YIELD,
+  type LeafSource,
+  type TreeStage,
+  yieldToRequests,
+} from "./tree-stage.js";
 import type { LogAddress } from "./tree-store.js";
 
 /** Options of createEventTreeStage. */
@@ -33,13 +38,18 @@ function millis(micros: bigint): number {
   return Number((micros - (((micros % 1000n) + 1000n) % 1000n)) / 1000n);
 }
 
-/** The listed JSON with the two members the leaf reads, whatever the API adds. */
-function withLeafFields(
-  json: Record<string, unknown>,
-  logIndex: bigint,
-  salt: Uint8Array,
-): Record<string, unknown> {
-  return { ...json, logIndex: Number(logIndex), salt: toBase64(salt) };
+/** A listed event as its leaf reads it (render: the API's JSON of it). */
+function leafSource(
+  listed: ListedEvent,
+  render: (event: ListedEvent) => Record<string, unknown>,
+): LeafSource {
+  return {
+    json: render(listed),
+    logIndex: Number(listed.logIndex),
+    eventId: listed.eventId,
+    receivedAt: listed.receivedAt,
+    salt: listed.salt,
+  };
 }
 
 interface BackfillRow {
@@ -66,31 +76,32 @@ export function createEventTreeStage(
     },
     async render(tx, batch) {
       const keys = await keyring.forProject(batch.projectId, tx);
-      return Promise.all(
-        batch.events.map(async (event) => {
-          const at = {
-            projectId: batch.projectId,
-            environment: batch.environment,
-            eventId: event.eventId,
-          };
-          const context: JsonObject | undefined = await openContext(
-            keys,
-            at,
-            event.keyVersion,
-            event.context,
-          );
-          const listed: ListedEvent = {
-            eventId: event.eventId,
-            occurredAt: new Date(millis(event.occurredMicros)),
-            receivedAt: event.receivedAt,
-            logIndex: event.logIndex,
-            salt: event.salt,
-            payload: event.payload,
-            context,
-          };
-          return withLeafFields(render(listed), event.logIndex, event.salt);
-        }),
-      );
+      const sources: LeafSource[] = [];
+      for (const [i, event] of batch.events.entries()) {
+        if (i > 0 && i % EVENTS_PER_YIELD === 0) await yieldToRequests();
+        const at = {
+          projectId: batch.projectId,
+          environment: batch.environment,
+          eventId: event.eventId,
+        };
+        const context: JsonObject | undefined = await openContext(
+          keys,
+          at,
+          event.keyVersion,
+          event.context,
+        );
+        const listed: ListedEvent = {
+          eventId: event.eventId,
+          occurredAt: new Date(millis(event.occurredMicros)),
+          receivedAt: event.receivedAt,
+          logIndex: event.logIndex,
+          salt: event.salt,
+          payload: event.payload,
+          context,
+        };
+        sources.push(leafSource(listed, render));
+      }
+      return sources;
     },
     async backfill(tx: Queryable, log: LogAddress, from: number, to: number) {
       const keys = await keyring.forProject(log.projectId, tx);
@@ -110,20 +121,21 @@ export function createEventTreeStage(
           order by i.log_index`,
         [log.projectId, log.environment, from, to],
       );
-      return Promise.all(
-        rows.map(async (row) => {
-          const listed = await openListedEvent(keys, log, {
-            eventId: row.id,
-            occurredAt: new Date(millis(BigInt(row.occurred_us))),
-            receivedAt: row.received_at,
-            logIndex: BigInt(row.log_index),
-            keyVersion: row.key_version,
-            payload: row.payload,
-            context: row.context,
-          });
-          return withLeafFields(render(listed), listed.logIndex, listed.salt);
-        }),
-      );
+      const sources: LeafSource[] = [];
+      for (const [i, row] of rows.entries()) {
+        if (i > 0 && i % EVENTS_PER_YIELD === 0) await yieldToRequests();
+        const listed = await openListedEvent(keys, log, {
+          eventId: row.id,
+          occurredAt: new Date(millis(BigInt(row.occurred_us))),
+          receivedAt: row.received_at,
+          logIndex: BigInt(row.log_index),
+          keyVersion: row.key_version,
+          payload: row.payload,
+          context: row.context,
+        });
+        sources.push(leafSource(listed, render));
+      }
+      return sources;
     },
   });
 }

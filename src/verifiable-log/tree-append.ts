@@ -1,35 +1,49 @@
 /**
- * Appends leaves to a log's stored tree in one transaction: the stored hashes of each
- * leaf (tlog's storedHashes), then the tiles that changed, the leaf tiles, and the tree
- * size. Reads only the tiles along the tree's right edge, once each.
+ * Appends leaves to logs' stored trees, in the caller's transaction, for every log of an
+ * integrator pass at once: one query reads what the new hashes need, one statement
+ * extends the tiles and sets the tree sizes (tree-store.ts `extendTiles`), whatever the
+ * number of logs. The cost of a pass of a few events per log is then about that of its
+ * leaves, not of a dozen round trips and of whole tiles read and written back per log.
  *
- * Invariant: called with the log's tree size as `oldSize` and while the caller holds the
- * log (the integrator's advisory lock), so one tree per log grows without forks or gaps.
+ * How the hashes are computed: a tile at level L holds consecutive hashes at tree level
+ * 8L (its bottom); the hash at level 8(L+1) over a complete tile is the root of its 256
+ * hashes, an RFC 6962 complete subtree. So appending gives each level new bottom hashes:
+ * at level 0 the new leaves' hashes, at level L+1 the roots of the level-L tiles this
+ * append completes. Only a tile that completes needs its old hashes, read in one query for
+ * all logs; every other tile is extended by its new hashes alone, and the hashes inside a
+ * partial tile are never stored (readers recompute them from its bottom, as tlog does).
+ *
+ * Invariants: called with each log's tree size as `oldSize`, while the caller holds the
+ * log (the integrator's advisory lock), so one tree per log grows without forks or gaps;
+ * `extendTiles` refuses (throws) unless every tile ends exactly where that size says, so a
+ * wrong size, a tile rewritten behind our back or a concurrent writer fails the
+ * transaction instead of forking the tree.
  */
 import type { Queryable } from "../store/db.js";
 import type { LogCrypto } from "../tlog/crypto.js";
 import { LEAF_SIZE } from "../tlog/leaf.js";
-import { hashFromTile, newTiles, readTileData, type Tile, tileForIndex } from "../tlog/tile.js";
+import { HASH_SIZE, type Hash, nodeHash, recordHash } from "../tlog/tree.js";
 import {
-  HASH_SIZE,
-  type Hash,
-  type HashReader,
-  nodeHash,
-  recordHash,
-  storedHashIndex,
-} from "../tlog/tree.js";
-import {
+  extendTiles,
   LEAF_LEVEL,
   type LogAddress,
-  readTiles,
+  logTileKey,
+  readTilesOfLogs,
   TILE_HEIGHT,
-  writeTiles,
-  writeTreeSize,
+  type TileExtension,
 } from "./tree-store.js";
 
 const TILE_WIDTH = 2 ** TILE_HEIGHT;
 
-/** Appends leaves at positions oldSize, oldSize + 1, ...; returns the new size. */
+/** Leaves to append to one log's tree. */
+export interface TreeAppend {
+  readonly log: LogAddress;
+  /** The tree's size now: the first leaf's position. */
+  readonly oldSize: number;
+  readonly leaves: readonly Uint8Array[];
+}
+
+/** Appends leaves at positions oldSize, oldSize + 1, ... of one log; returns the new size. */
 export async function appendLeaves(
   crypto: LogCrypto,
   tx: Queryable,
@@ -37,111 +51,154 @@ export async function appendLeaves(
   oldSize: number,
   leaves: readonly Uint8Array[],
 ): Promise<number> {
-  if (leaves.length === 0) return oldSize;
-  const added = new Map<number, Hash>();
-  const tiles = new Map<string, Uint8Array>();
-  const reader: HashReader = {
-    async readHashes(indexes) {
-      const located = indexes.map((index) =>
-        added.has(index) ? undefined : tileForIndex(TILE_HEIGHT, index),
-      );
-      const missing = located.filter(
-        (tile): tile is Tile => tile !== undefined && !tiles.has(`${tile.L}/${tile.N}`),
-      );
-      if (missing.length > 0) {
-        const read = await readTiles(
-          tx,
-          log,
-          missing.map((t) => ({ level: t.L, n: t.N })),
-        );
-        for (const row of read) tiles.set(`${row.level}/${row.n}`, row.data);
-      }
-      return Promise.all(
-        indexes.map(async (index, i) => {
-          const hash = added.get(index);
-          if (hash !== undefined) return hash;
-          const tile = located[i] as Tile;
-          const data = tiles.get(`${tile.L}/${tile.N}`);
-          if (data === undefined) {
-            throw new Error(`log tree: tile ${tile.L}/${tile.N} missing for hash ${index}`);
-          }
-          return hashFromTile(crypto, { ...tile, W: data.length / HASH_SIZE }, data, index);
-        }),
-      );
-    },
-  };
+  const [size] = await appendToTrees(crypto, tx, [{ log, oldSize, leaves }]);
+  return size ?? oldSize;
+}
 
-  // The old tree's complete subtrees, largest first (its right edge): every left sibling
-  // the new leaves need that this pass does not compute, read in one call. Then each leaf
-  // is added as to a compact range, without a read per leaf: its hash, and the hash of
-  // each subtree it completes, are its stored hashes (tlog's storedHashes), in order.
-  const stack: { level: number; hash: Hash }[] = [];
-  const edge: { level: number; n: number }[] = [];
-  for (let level = 52, lo = 0; level >= 0; level--) {
-    if (Math.floor(oldSize / 2 ** level) % 2 === 1) {
-      edge.push({ level, n: lo / 2 ** level });
-      lo += 2 ** level;
+/** Appends each log's leaves to its tree (logs distinct); returns the new sizes, in order. */
+export async function appendToTrees(
+  crypto: LogCrypto,
+  tx: Queryable,
+  appends: readonly TreeAppend[],
+): Promise<number[]> {
+  const sizes = appends.map((a) => a.oldSize + a.leaves.length);
+  const growing = appends.filter((a) => a.leaves.length > 0);
+  if (growing.length === 0) return sizes;
+  for (const a of growing) {
+    if (!Number.isSafeInteger(a.oldSize) || a.oldSize < 0) {
+      throw new Error(`log tree: bad tree size ${a.oldSize}`);
+    }
+    for (const leaf of a.leaves) {
+      if (leaf.length !== LEAF_SIZE) throw new Error("log tree: a leaf is 65 bytes");
     }
   }
-  const edgeHashes = await reader.readHashes(
-    edge.map((node) => storedHashIndex(node.level, node.n)),
+
+  // The old hashes of the tiles that complete, for every log in one query.
+  const wanted = growing.flatMap((a) =>
+    completedPartialTiles(a.oldSize, a.oldSize + a.leaves.length).map((t) => ({
+      log: a.log,
+      ...t,
+    })),
   );
-  edge.forEach((node, i) => {
-    stack.push({ level: node.level, hash: edgeHashes[i] as Hash });
-  });
-  for (const [i, leaf] of leaves.entries()) {
-    if (leaf.length !== LEAF_SIZE) throw new Error("log tree: a leaf is 65 bytes");
-    const n = oldSize + i;
-    let index = storedHashIndex(0, n);
-    let hash = await recordHash(crypto, leaf);
-    added.set(index, hash);
-    let level = 0;
-    for (let top = stack.at(-1); top !== undefined && top.level === level; top = stack.at(-1)) {
-      stack.pop();
-      hash = await nodeHash(crypto, top.hash, hash);
-      level++;
-      added.set(++index, hash);
-    }
-    stack.push({ level, hash });
-  }
-  const newSize = oldSize + leaves.length;
+  const read = await readTilesOfLogs(tx, wanted);
 
-  // Hash tiles: the widest version of each tile that changed.
-  const widest = new Map<string, Tile>();
-  for (const tile of newTiles(TILE_HEIGHT, oldSize, newSize)) {
-    const k = `${tile.L}/${tile.N}`;
-    const known = widest.get(k);
-    if (known === undefined || known.W < tile.W) widest.set(k, tile);
-  }
-  const writes: { level: number; n: number; data: Uint8Array }[] = [];
-  for (const tile of widest.values()) {
-    writes.push({ level: tile.L, n: tile.N, data: await readTileData(tile, reader) });
+  const extensions: TileExtension[] = [];
+  for (const a of growing) {
+    extensions.push(
+      ...leafTileExtensions(a),
+      ...(await hashTileExtensions(crypto, a, (level, n) => read.get(logTileKey(a.log, level, n)))),
+    );
   }
 
-  // Leaf tiles: the partial one at the old end, extended, then new ones.
-  const firstTile = Math.floor(oldSize / TILE_WIDTH);
-  const lastTile = Math.floor((newSize - 1) / TILE_WIDTH);
-  let previous: Uint8Array = new Uint8Array(0);
-  if (oldSize % TILE_WIDTH !== 0) {
-    const read = await readTiles(tx, log, [{ level: LEAF_LEVEL, n: firstTile }]);
-    previous = read[0]?.data ?? new Uint8Array(0);
-    if (previous.length !== (oldSize % TILE_WIDTH) * LEAF_SIZE) {
-      throw new Error(`log tree: leaf tile ${firstTile} does not end at the tree size ${oldSize}`);
-    }
+  await extendTiles(
+    tx,
+    extensions,
+    growing.map((a) => ({ log: a.log, oldSize: a.oldSize, size: a.oldSize + a.leaves.length })),
+  );
+  return sizes;
+}
+
+/**
+ * The partial hash tiles of a tree of `oldSize` leaves that an append up to `newSize`
+ * completes: the only tiles whose old hashes the append needs (for the root of the tile).
+ */
+function completedPartialTiles(oldSize: number, newSize: number): { level: number; n: number }[] {
+  const tiles: { level: number; n: number }[] = [];
+  for (let level = 0; ; level++) {
+    const span = TILE_WIDTH ** level;
+    const oldCount = Math.floor(oldSize / span);
+    const newCount = Math.floor(newSize / span);
+    if (newCount === oldCount) break;
+    const n = Math.floor(oldCount / TILE_WIDTH);
+    if (oldCount % TILE_WIDTH !== 0 && newCount >= (n + 1) * TILE_WIDTH) tiles.push({ level, n });
   }
-  for (let n = firstTile; n <= lastTile; n++) {
-    const from = Math.max(n * TILE_WIDTH, oldSize);
+  return tiles;
+}
+
+/** The leaf tiles' new bytes: the partial one at the old end extended, then new ones. */
+function leafTileExtensions(a: TreeAppend): TileExtension[] {
+  const extensions: TileExtension[] = [];
+  const newSize = a.oldSize + a.leaves.length;
+  for (let n = Math.floor(a.oldSize / TILE_WIDTH); n * TILE_WIDTH < newSize; n++) {
+    const from = Math.max(n * TILE_WIDTH, a.oldSize);
     const to = Math.min((n + 1) * TILE_WIDTH, newSize);
-    const head = n === firstTile ? previous : new Uint8Array(0);
-    const data = new Uint8Array(head.length + (to - from) * LEAF_SIZE);
-    data.set(head, 0);
+    const data = new Uint8Array((to - from) * LEAF_SIZE);
     for (let i = from; i < to; i++) {
-      data.set(leaves[i - oldSize] as Uint8Array, head.length + (i - from) * LEAF_SIZE);
+      data.set(a.leaves[i - a.oldSize] as Uint8Array, (i - from) * LEAF_SIZE);
     }
-    writes.push({ level: LEAF_LEVEL, n, data });
+    extensions.push({
+      log: a.log,
+      level: LEAF_LEVEL,
+      n,
+      at: (from - n * TILE_WIDTH) * LEAF_SIZE,
+      data,
+    });
   }
+  return extensions;
+}
 
-  await writeTiles(tx, log, writes);
-  await writeTreeSize(tx, log, newSize);
-  return newSize;
+/**
+ * The hash tiles' new bytes, level by level: each level's new bottom hashes appended to
+ * its tiles, and the roots of the tiles they complete carried to the level above.
+ */
+async function hashTileExtensions(
+  crypto: LogCrypto,
+  a: TreeAppend,
+  oldTile: (level: number, n: number) => Uint8Array | undefined,
+): Promise<TileExtension[]> {
+  const extensions: TileExtension[] = [];
+  let bottoms: Hash[] = [];
+  for (const leaf of a.leaves) bottoms.push(await recordHash(crypto, leaf));
+  for (let level = 0, oldCount = a.oldSize; bottoms.length > 0; level++) {
+    const newCount = oldCount + bottoms.length;
+    const roots: Hash[] = [];
+    for (let n = Math.floor(oldCount / TILE_WIDTH); n * TILE_WIDTH < newCount; n++) {
+      const start = n * TILE_WIDTH;
+      const from = Math.max(start, oldCount);
+      const to = Math.min(start + TILE_WIDTH, newCount);
+      const added = concatHashes(bottoms, from - oldCount, to - oldCount);
+      extensions.push({ log: a.log, level, n, at: (from - start) * HASH_SIZE, data: added });
+      if (to < start + TILE_WIDTH) continue;
+      // The tile completes: its root is a hash of the level above.
+      let whole = added;
+      if (from > start) {
+        const old = oldTile(level, n);
+        if (old === undefined || old.length !== (from - start) * HASH_SIZE) {
+          throw new Error(
+            `log tree: tile ${level}/${n} does not end at the tree size ${a.oldSize}`,
+          );
+        }
+        whole = new Uint8Array(TILE_WIDTH * HASH_SIZE);
+        whole.set(old, 0);
+        whole.set(added, old.length);
+      }
+      roots.push(await subtreeRoot(crypto, whole));
+    }
+    bottoms = roots;
+    oldCount = Math.floor(oldCount / TILE_WIDTH);
+  }
+  return extensions;
+}
+
+/** Hashes [from, to) of a list, concatenated. */
+function concatHashes(hashes: readonly Hash[], from: number, to: number): Uint8Array {
+  const out = new Uint8Array((to - from) * HASH_SIZE);
+  for (let i = from; i < to; i++) out.set(hashes[i] as Hash, (i - from) * HASH_SIZE);
+  return out;
+}
+
+/** The root of a complete subtree over 2^k concatenated hashes (RFC 6962 interior nodes). */
+async function subtreeRoot(crypto: LogCrypto, data: Uint8Array): Promise<Hash> {
+  let level: Hash[] = [];
+  for (let at = 0; at < data.length; at += HASH_SIZE) {
+    level.push(data.subarray(at, at + HASH_SIZE));
+  }
+  while (level.length > 1) {
+    const above: Hash[] = [];
+    for (let j = 0; j < level.length; j += 2) {
+      above.push(await nodeHash(crypto, level[j] as Hash, level[j + 1] as Hash));
+    }
+    level = above;
+  }
+  return level[0] as Hash;
 }

@@ -3,7 +3,12 @@
  * in the pass's transaction, after the events of a log are numbered, it computes each
  * event's leaf (commitment over the event as GET /api/events shows it) and appends the
  * leaves to the log's stored tree. Off the acknowledgement path, in bulk, and atomic with
- * the numbering: a pass that fails leaves neither.
+ * the numbering: a pass that fails leaves neither. Every log of a pass together: one query
+ * reads their tree sizes, one (rarely) the tiles their new leaves complete, one writes
+ * their tiles and sizes (tree-append.ts), so a pass of a few events in each of many logs
+ * costs about its leaves, not a dozen round trips per log. The work per event (render,
+ * canonicalize, hash) lets requests run every EVENTS_PER_YIELD events, as the
+ * integrator's own derivation does.
  *
  * Events numbered before the tree existed (a database migrated to the verifiable log) are
  * appended first, read back through `backfill`, so the tree holds a prefix of its log's
@@ -17,9 +22,9 @@
  */
 import type { Db, Queryable } from "../store/db.js";
 import type { LogCrypto } from "../tlog/crypto.js";
-import { listedEventLeaf } from "../tlog/leaf.js";
-import { appendLeaves } from "./tree-append.js";
-import { type LogAddress, logsBehind, readTreeSize } from "./tree-store.js";
+import { encodeLeaf, eventCommitment } from "../tlog/leaf.js";
+import { appendLeaves, appendToTrees, type TreeAppend } from "./tree-append.js";
+import { type LogAddress, logsBehind, readTreeSize, readTreeSizes } from "./tree-store.js";
 
 /** The part of an integrator batch the stage reads. */
 export interface TreeBatch {
@@ -29,21 +34,34 @@ export interface TreeBatch {
   readonly firstIndex: bigint;
 }
 
+/**
+ * An event as its leaf reads it: its JSON as GET /api/events lists it, and the fields the
+ * leaf binds besides the commitment, taken from the event itself (the JSON must agree).
+ */
+export interface LeafSource {
+  /** The listed event's JSON object. */
+  readonly json: Readonly<Record<string, unknown>>;
+  readonly logIndex: number;
+  readonly eventId: string;
+  readonly receivedAt: Date;
+  readonly salt: Uint8Array;
+}
+
+/** Events between two yields to the event loop: requests run meanwhile (~10 ms). */
+export const EVENTS_PER_YIELD = 100;
+
+/** Lets requests run: awaited every EVENTS_PER_YIELD events of a long loop. */
+export function yieldToRequests(): Promise<void> {
+  return new Promise<void>((resolve) => setImmediate(resolve));
+}
+
 /** Options of createTreeStage. */
 export interface TreeStageOptions<B extends TreeBatch> {
   crypto: LogCrypto;
-  /**
-   * Each event of the batch as GET /api/events lists it (with `logIndex` and `salt`), in
-   * log-index order.
-   */
-  render(tx: Queryable, batch: B): Promise<Record<string, unknown>[]>;
+  /** Each event of the batch as its leaf reads it, in log-index order. */
+  render(tx: Queryable, batch: B): Promise<LeafSource[]>;
   /** The events at log indexes [from, to) of a log, as render gives them. */
-  backfill(
-    tx: Queryable,
-    log: LogAddress,
-    from: number,
-    to: number,
-  ): Promise<Record<string, unknown>[]>;
+  backfill(tx: Queryable, log: LogAddress, from: number, to: number): Promise<LeafSource[]>;
   /** Most backfilled leaves appended in one transaction (default 5,000). */
   backfillChunk?: number;
   /**
@@ -70,16 +88,34 @@ export function createTreeStage<B extends TreeBatch>(options: TreeStageOptions<B
   const { crypto } = options;
   const chunk = options.backfillChunk ?? 5_000;
 
-  const leavesOf = async (events: Record<string, unknown>[], from: number) =>
-    Promise.all(
-      events.map(async (event, i) => {
-        const { leaf, logIndex } = await listedEventLeaf(crypto, event);
-        if (logIndex !== from + i) {
-          throw new Error(`log tree: event at position ${from + i} says logIndex ${logIndex}`);
-        }
-        return leaf;
-      }),
-    );
+  /**
+   * The leaves of events at positions from, from + 1, ...: the leaf of docs/verifiable-log.md,
+   * exactly as a verifier recomputes it from the listed JSON (tlog/leaf.ts
+   * `listedEventLeaf`), with the bound fields taken from the event rather than parsed back
+   * out of its JSON, which must show the same.
+   */
+  const leavesOf = async (events: readonly LeafSource[], from: number) => {
+    const leaves: Uint8Array[] = [];
+    for (const [i, event] of events.entries()) {
+      if (i > 0 && i % EVENTS_PER_YIELD === 0) await yieldToRequests();
+      if (event.logIndex !== from + i) {
+        throw new Error(`log tree: event at position ${from + i} says logIndex ${event.logIndex}`);
+      }
+      const { json } = event;
+      if (json.eventId !== event.eventId || json.receivedAt !== event.receivedAt.toISOString()) {
+        throw new Error(`log tree: event ${event.eventId} is listed with another id or time`);
+      }
+      leaves.push(
+        encodeLeaf({
+          logIndex: event.logIndex,
+          receivedAtMs: event.receivedAt.getTime(),
+          eventId: event.eventId,
+          commitment: await eventCommitment(crypto, event.salt, json),
+        }),
+      );
+    }
+    return leaves;
+  };
 
   /** Appends up to one chunk of the leaves of [size, upTo); returns the new size. */
   const backfillChunk = async (tx: Queryable, log: LogAddress, size: number, upTo: number) => {
@@ -97,24 +133,27 @@ export function createTreeStage<B extends TreeBatch>(options: TreeStageOptions<B
     // The commitment covers the context, so its ciphertext must be read.
     needsContext: true,
     async apply(tx, batches) {
-      for (const batch of batches) {
-        const log = { projectId: batch.projectId, environment: batch.environment };
+      // Every log of the pass in one read of the sizes and one write of the tiles.
+      const logs = batches.map((b) => ({ projectId: b.projectId, environment: b.environment }));
+      const sizes = await readTreeSizes(tx, logs);
+      const appends: TreeAppend[] = [];
+      for (const [i, batch] of batches.entries()) {
+        const log = logs[i] as LogAddress;
         const first = Number(batch.firstIndex);
-        let size = await readTreeSize(tx, log);
+        let size = sizes[i] ?? 0;
         if (size > first) {
           throw new Error(`log tree: tree of size ${size} is ahead of the log at ${first}`);
         }
         if (size < first) size = await backfillChunk(tx, log, size, first);
         // Still behind: this batch's events are backfilled later, after those before them.
         if (size < first) continue;
-        await appendLeaves(
-          crypto,
-          tx,
+        appends.push({
           log,
-          size,
-          await leavesOf(await options.render(tx, batch), first),
-        );
+          oldSize: size,
+          leaves: await leavesOf(await options.render(tx, batch), first),
+        });
       }
+      await appendToTrees(crypto, tx, appends);
     },
     async catchUp(db, stop = () => false) {
       let appended = 0;

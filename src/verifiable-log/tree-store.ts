@@ -4,7 +4,7 @@
  *
  * - `log_tiles`: one row per tile, `(project_id, environment, level, n)`, `data` the tile's
  *   hashes (32 bytes each) or, at level -1, its leaves (65 bytes each); a partial tile is
- *   rewritten wider as the tree grows, a full one never changes. A proof in a tree of a
+ *   extended by its new bytes as the tree grows (`extendTiles`), a full one never changes. A proof in a tree of a
  *   million leaves reads four tiles in one query.
  * - `log_trees`: each log's tree size; written in the integrator's transaction with the
  *   tiles, so tiles always hold every hash of a tree that size.
@@ -111,6 +111,178 @@ export async function writeTiles(
       tiles.map((tile) => Buffer.from(tile.data.buffer, tile.data.byteOffset, tile.data.length)),
     ],
   );
+}
+
+/** The key of a log's tile in the answer of readTilesOfLogs. */
+export function logTileKey(log: LogAddress, level: number, n: number): string {
+  return `${log.projectId}/${log.environment}/${level}/${n}`;
+}
+
+/**
+ * Reads tiles of several logs in one query, by logTileKey (absent tiles are left out): what
+ * an append to the trees of every log of an integrator pass needs.
+ */
+export async function readTilesOfLogs(
+  db: Queryable,
+  wanted: readonly { log: LogAddress; level: number; n: number }[],
+): Promise<Map<string, Uint8Array>> {
+  if (wanted.length === 0) return new Map();
+  // One index probe per tile, as in readTiles.
+  const rows = await db.query<TileRecord & { project_id: string; environment: string }>(
+    `select w.project_id, w.environment, w.level, w.n::text as n, t.data
+       from unnest($1::uuid[], $2::text[], $3::int2[], $4::int8[])
+              as w(project_id, environment, level, n)
+      cross join lateral (
+        select t.data from log_tiles t
+         where t.project_id = w.project_id and t.environment = w.environment
+           and t.level = w.level and t.n = w.n
+        offset 0) as t`,
+    [
+      wanted.map((w) => w.log.projectId),
+      wanted.map((w) => w.log.environment),
+      wanted.map((w) => w.level),
+      wanted.map((w) => String(w.n)),
+    ],
+  );
+  return new Map(
+    rows.map((row) => [
+      logTileKey(
+        { projectId: row.project_id, environment: row.environment },
+        Number(row.level),
+        Number(row.n),
+      ),
+      new Uint8Array(row.data),
+    ]),
+  );
+}
+
+/** New bytes for the end of a tile: its data from byte `at` on (0: a new tile). */
+export interface TileExtension {
+  readonly log: LogAddress;
+  readonly level: number;
+  readonly n: number;
+  /** Where the new bytes start: the tile's length now. */
+  readonly at: number;
+  readonly data: Uint8Array;
+}
+
+/** A tree's growth: its size now and its new size. */
+export interface TreeGrowth {
+  readonly log: LogAddress;
+  readonly oldSize: number;
+  readonly size: number;
+}
+
+/**
+ * Extends tiles by their new bytes and sets the trees' new sizes, in one statement. Only
+ * the new bytes travel: each tile is extended in place (`data || new`), and only where it
+ * is exactly `at` bytes long (a new tile only where none is), each tree only where its
+ * size is `oldSize`. Throws, naming the first tile or tree that was not where expected,
+ * unless every one was (the caller's transaction then rolls back).
+ */
+export async function extendTiles(
+  db: Queryable,
+  extensions: readonly TileExtension[],
+  growths: readonly TreeGrowth[],
+): Promise<void> {
+  if (extensions.length === 0 && growths.length === 0) return;
+  const rows = await db.query<{
+    project_id: string;
+    environment: string;
+    level: number | null;
+    n: string | null;
+  }>(
+    `with x as (
+       select * from unnest($1::uuid[], $2::text[], $3::int2[], $4::int8[], $5::int4[], $6::bytea[])
+                  as x(project_id, environment, level, n, at, data)),
+     extended as (
+       update log_tiles t set data = t.data || x.data
+         from x
+        where x.at > 0 and t.project_id = x.project_id and t.environment = x.environment
+          and t.level = x.level and t.n = x.n and length(t.data) = x.at
+       returning t.project_id, t.environment, t.level, t.n),
+     created as (
+       insert into log_tiles (project_id, environment, level, n, data)
+       select x.project_id, x.environment, x.level, x.n, x.data from x where x.at = 0
+       on conflict (project_id, environment, level, n) do nothing
+       returning project_id, environment, level, n),
+     g as (
+       select * from unnest($7::uuid[], $8::text[], $9::int8[], $10::int8[])
+                  as g(project_id, environment, old_size, size)),
+     grown as (
+       update log_trees t set size = g.size
+         from g
+        where g.old_size > 0 and t.project_id = g.project_id
+          and t.environment = g.environment and t.size = g.old_size
+       returning t.project_id, t.environment),
+     planted as (
+       insert into log_trees as t (project_id, environment, size)
+       select g.project_id, g.environment, g.size from g where g.old_size = 0
+       on conflict (project_id, environment) do update set size = excluded.size
+        where t.size = 0
+       returning t.project_id, t.environment)
+     select project_id, environment, level, n::text as n from extended
+     union all select project_id, environment, level, n::text from created
+     union all select project_id, environment, null, null from grown
+     union all select project_id, environment, null, null from planted`,
+    [
+      extensions.map((x) => x.log.projectId),
+      extensions.map((x) => x.log.environment),
+      extensions.map((x) => x.level),
+      extensions.map((x) => String(x.n)),
+      extensions.map((x) => x.at),
+      extensions.map((x) => Buffer.from(x.data.buffer, x.data.byteOffset, x.data.length)),
+      growths.map((g) => g.log.projectId),
+      growths.map((g) => g.log.environment),
+      growths.map((g) => String(g.oldSize)),
+      growths.map((g) => String(g.size)),
+    ],
+  );
+  if (rows.length === extensions.length + growths.length) return;
+  const done = new Set(
+    rows.map((row) =>
+      row.level === null
+        ? `${row.project_id}/${row.environment}`
+        : logTileKey(
+            { projectId: row.project_id, environment: row.environment },
+            row.level,
+            Number(row.n),
+          ),
+    ),
+  );
+  const sizeOf = new Map(
+    growths.map((g) => [`${g.log.projectId}/${g.log.environment}`, g.oldSize]),
+  );
+  for (const x of extensions) {
+    if (!done.has(logTileKey(x.log, x.level, x.n))) {
+      throw new Error(
+        `log tree: tile ${x.level}/${x.n} of ${x.log.projectId}/${x.log.environment} does not end at the tree size ${sizeOf.get(`${x.log.projectId}/${x.log.environment}`)}`,
+      );
+    }
+  }
+  for (const g of growths) {
+    if (!done.has(`${g.log.projectId}/${g.log.environment}`)) {
+      throw new Error(
+        `log tree: the tree of ${g.log.projectId}/${g.log.environment} is not of size ${g.oldSize}`,
+      );
+    }
+  }
+  throw new Error("log tree: tiles or trees written twice");
+}
+
+/** Each log's tree size (0 before its first leaf), in order, in one query. */
+export async function readTreeSizes(db: Queryable, logs: readonly LogAddress[]): Promise<number[]> {
+  if (logs.length === 0) return [];
+  const rows = await db.query<{ project_id: string; environment: string; size: string }>(
+    `select t.project_id, t.environment, t.size::text as size
+       from unnest($1::uuid[], $2::text[]) as l(project_id, environment)
+       join log_trees t on t.project_id = l.project_id and t.environment = l.environment`,
+    [logs.map((log) => log.projectId), logs.map((log) => log.environment)],
+  );
+  const sizes = new Map(
+    rows.map((row) => [`${row.project_id}/${row.environment}`, Number(row.size)]),
+  );
+  return logs.map((log) => sizes.get(`${log.projectId}/${log.environment}`) ?? 0);
 }
 
 /**

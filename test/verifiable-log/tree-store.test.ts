@@ -18,7 +18,7 @@ import { proveRecord, proveTree, treeHash } from "../../src/tlog/tree.js";
 import { createCheckpointPublisher } from "../../src/verifiable-log/checkpoint-publisher.js";
 import { createLogSigning } from "../../src/verifiable-log/log-signing.js";
 import { createTileCache } from "../../src/verifiable-log/tile-cache.js";
-import { appendLeaves } from "../../src/verifiable-log/tree-append.js";
+import { appendLeaves, appendToTrees } from "../../src/verifiable-log/tree-append.js";
 import {
   readCheckpoint,
   readLeaf,
@@ -81,6 +81,82 @@ describe("the stored tree", () => {
       expect(toHex((await readLeaf(db, log, n)) ?? new Uint8Array())).toBe(toHex(leaf(n)));
     }
     expect(await readLeaf(db, log, 70_000)).toBeUndefined();
+  });
+
+  it("appends to several logs in one read and one write, each as if alone", async () => {
+    const logs = [0, 1, 2].map(() => ({ projectId: randomUUID(), environment: "live" }));
+    const memories = logs.map(() => createMemoryTree(crypto));
+    const sizes = [0, 0, 0];
+    // Per round, each log's count: partial tiles extended, tiles completed (one with a
+    // tile of level 1 completed: 65,536 leaves), logs left out of a round.
+    for (const counts of [
+      [1, 255, 256],
+      [300, 1, 0],
+      [0, 65_536 - 256, 20],
+      [7, 3, 65_536],
+    ]) {
+      const appends = logs
+        .map((log, i) => ({
+          log,
+          oldSize: sizes[i] ?? 0,
+          leaves: Array.from({ length: counts[i] ?? 0 }, (_, j) => leaf((sizes[i] ?? 0) + j + i)),
+        }))
+        .filter((a) => a.leaves.length > 0);
+      let queries = 0;
+      const grown = await db.transaction((tx) =>
+        appendToTrees(
+          crypto,
+          {
+            query<Row>(sql: string, params?: readonly unknown[]) {
+              queries++;
+              return tx.query<Row>(sql, params);
+            },
+          },
+          appends,
+        ),
+      );
+      expect(queries, `queries for ${counts}`).toBeLessThanOrEqual(2);
+      for (const [k, a] of appends.entries()) {
+        const i = logs.indexOf(a.log);
+        for (const l of a.leaves) await memories[i]?.append(l);
+        sizes[i] = grown[k] ?? -1;
+      }
+      for (const [i, log] of logs.entries()) {
+        expect(await readTreeSize(db, log)).toBe(sizes[i]);
+        const size = sizes[i] ?? 0;
+        if (size === 0) continue;
+        const reader = tileHashReader(crypto, db, log);
+        expect(toHex(await treeHash(crypto, size, reader)), `root of log ${i} at ${size}`).toBe(
+          toHex(await memories[i]?.root()),
+        );
+        const n = size - 1;
+        expect((await proveRecord(crypto, size, n, reader)).map(toHex)).toEqual(
+          ((await memories[i]?.proveRecord(n, size)) ?? []).map(toHex),
+        );
+      }
+    }
+  });
+
+  it("refuses to append to a tree that is not of the given size, and writes nothing", async () => {
+    const log = { projectId: randomUUID(), environment: "live" };
+    await db.transaction((tx) => appendLeaves(crypto, tx, log, 0, [leaf(0), leaf(1), leaf(2)]));
+    const other = { projectId: randomUUID(), environment: "live" };
+    // A new tile where the tree already has one, with another log's good append alongside.
+    await expect(
+      db.transaction((tx) =>
+        appendToTrees(crypto, tx, [
+          { log: other, oldSize: 0, leaves: [leaf(7)] },
+          { log, oldSize: 0, leaves: [leaf(9)] },
+        ]),
+      ),
+    ).rejects.toThrow(/does not end at the tree size 0/);
+    // Past the end: no tile of the tree ends there.
+    await expect(
+      db.transaction((tx) => appendLeaves(crypto, tx, log, 5, [leaf(9)])),
+    ).rejects.toThrow(/does not end at the tree size 5/);
+    expect(await readTreeSize(db, log)).toBe(3);
+    expect(await readTreeSize(db, other)).toBe(0);
+    expect(await readLeaf(db, other, 0)).toBeUndefined();
   });
 
   it("keeps logs apart", async () => {
