@@ -295,7 +295,7 @@ export function createBulkIngestService(deps: BulkIngestDeps): BulkIngestService
               );
               return {
                 ...event,
-                idempotency: idempotencyClaim(key, eventBodyHash(input), receivedAt, ttlMs),
+                idempotency: idempotencyClaim(key, () => eventBodyHash(input), receivedAt, ttlMs),
               };
             } catch (error) {
               settlers[i]?.reject(error);

@@ -97,17 +97,21 @@ export async function journalEvent(
   };
 }
 
-/** The claim an Idempotency-Key makes for `bodyHash`, for the key's lifetime. */
+/**
+ * The claim an Idempotency-Key makes for the body `bodyHash` computes, for the key's
+ * lifetime. Without a key there is no claim, and the body is not hashed (its canonical
+ * JSON costs more than validating it).
+ */
 export function idempotencyClaim(
   key: string | undefined,
-  bodyHash: Buffer,
+  bodyHash: () => Buffer,
   receivedAt: Date,
   ttlMs: number,
 ): IdempotencyClaim | undefined {
   if (key === undefined) return undefined;
   return {
     keyHash: hash("sha256", key, "buffer"),
-    bodyHash,
+    bodyHash: bodyHash(),
     expiresAt: new Date(receivedAt.getTime() + ttlMs),
   };
 }
@@ -129,21 +133,21 @@ export function createIngestService(deps: IngestDeps): IngestService {
       const idempotencyKey = checkedIdempotencyKey(request.idempotencyKey);
       const body = request.readBody();
       const { input, event } = await journalEvent(deps.keyring, principal, body, receivedAt);
-      const write = (bodyHash: Buffer) =>
+      const write = (bodyHash: () => Buffer) =>
         deps.events.createEvent({
           ...event,
           idempotency: idempotencyClaim(idempotencyKey, bodyHash, receivedAt, ttlMs),
         });
       let result: WriteResult;
       try {
-        result = await write(eventBodyHash(input));
+        result = await write(() => eventBodyHash(input));
       } catch (error) {
         if (!(error instanceof ServiceError && error.kind === "conflict")) throw error;
         // Claims stored by versions before the canonical event hash hold the canonical
         // JSON hash of the body as sent: a retry matching that is the same request.
         // Once every instance has run this version for IDEMPOTENCY_TTL_SECONDS, no such
         // claim is left and this second look can go.
-        result = await write(canonicalHash(body));
+        result = await write(() => canonicalHash(body));
       }
       if (!result.replayed) deps.onCreated?.(principal);
       return result;

@@ -213,33 +213,43 @@ function nesting(value: unknown, depth: number): number {
 /**
  * The first part of `value` that could not be read back as sent: a `__proto__` key, or
  * a number beyond the range of a double (`1e400` parses as Infinity, which JSON writes
- * as null; protobuf's Value cannot hold it either).
+ * as null; protobuf's Value cannot hold it either). `at` is the path walked so far, a
+ * stack shared by the walk and copied only into an issue found (most values have none).
  */
 function findUnstorable(value: unknown, at: Path): FieldIssue | undefined {
   if (typeof value === "number" && !Number.isFinite(value)) {
     return {
-      path: at,
+      path: [...at],
       message: NUMBER_OUT_OF_RANGE,
       code: "custom",
     };
   }
+  if (typeof value !== "object" || value === null) return undefined;
   if (Array.isArray(value)) {
-    for (const [index, item] of value.entries()) {
-      const found = findUnstorable(item, [...at, index]);
+    for (let index = 0; index < value.length; index++) {
+      const item: unknown = value[index];
+      if (typeof item !== "object" && typeof item !== "number") continue;
+      at.push(index);
+      const found = findUnstorable(item, at);
+      at.pop();
       if (found) return found;
     }
-  } else if (typeof value === "object" && value !== null) {
-    for (const [key, item] of Object.entries(value)) {
-      if (key === RESERVED_KEY) {
-        return {
-          path: [...at, key],
-          message: `Key ${RESERVED_KEY} is not allowed: it cannot be read back`,
-          code: "custom",
-        };
-      }
-      const found = findUnstorable(item, [...at, key]);
-      if (found) return found;
+    return undefined;
+  }
+  for (const key of Object.keys(value)) {
+    if (key === RESERVED_KEY) {
+      return {
+        path: [...at, key],
+        message: `Key ${RESERVED_KEY} is not allowed: it cannot be read back`,
+        code: "custom",
+      };
     }
+    const item: unknown = (value as Record<string, unknown>)[key];
+    if (typeof item !== "object" && typeof item !== "number") continue;
+    at.push(key);
+    const found = findUnstorable(item, at);
+    at.pop();
+    if (found) return found;
   }
   return undefined;
 }

@@ -31,7 +31,7 @@ import type { SealedEvent } from "../crypto/event-cipher.js";
 import { ServiceError } from "../errors.js";
 import type { Db, Queryable } from "./db.js";
 import { isRefusedValue } from "./group-commit.js";
-import { slices } from "./journal-append.js";
+import { BLOBS, slices } from "./journal-append.js";
 import { type QuotaPolicy, utcMonth } from "./write-model.js";
 
 /** One event of a batch, sealed. */
@@ -234,8 +234,8 @@ async function claimKey(
 // within the plan's limit (a new row only if the batch alone fits); the events and
 // their contexts are inserted only if it was. A counter row that is there but full is
 // still locked by ON CONFLICT until the statement ends, so the refusal's figures are
-// read after it, not raced. The sealed payloads travel as one bytea ($14) and the
-// contexts as another ($15), each event's cut out by its start and length, as the
+// read after it, not raced. The sealed payloads travel as one value ($15, base64) and the
+// contexts as another ($16), each event's cut out by its start and length, as the
 // single-event path sends them (journal-append.ts): PostgreSQL reads one large value
 // much faster than an array of them.
 const COUNT = `
@@ -262,18 +262,19 @@ batch as (
     as b(id, occurred_at, key_version, payload_at, payload_len, context_at, context_len)
    where exists (select 1 from counted)
 ),
+${BLOBS("$15", "$16")},
 inserted as (
   insert into events (project_id, environment, id, occurred_at, received_at, key_version,
                       payload)
   select $1, $2, id, occurred_at, $7, key_version,
-         substring($15::bytea from payload_at for payload_len)
-    from batch
+         substring(bl.payloads from payload_at for payload_len)
+    from batch, blobs bl
   returning 1
 ),
 contexts as (
   insert into event_contexts (project_id, environment, event_id, key_version, ciphertext)
-  select $1, $2, id, key_version, substring($16::bytea from context_at for context_len)
-    from batch where context_at is not null
+  select $1, $2, id, key_version, substring(bl.contexts from context_at for context_len)
+    from batch, blobs bl where context_at is not null
 )
 select (select count(*)::int from inserted) as inserted,
        (select plan from plan_limit) as plan,

@@ -73,4 +73,22 @@ describe("parseJsonBody nesting", () => {
     const brackets = JSON.stringify({ text: "[{".repeat(300) });
     expect(() => parseJsonBody("application/json", Buffer.from(brackets))).not.toThrow();
   });
+
+  it("ends a string at its first unescaped quote: escaped quotes and backslashes before a quote", () => {
+    const nested = (depth: number) => `${"[".repeat(depth)}${"]".repeat(depth)}`;
+    // Strings full of brackets, escaped quotes and runs of backslashes, around 101 levels
+    // of real nesting: refused; the same strings around 100 levels: accepted.
+    const tricky = ['[{"[', "\\", '\\"[[', '"[{"', "\\\\", "[\\", 'a\\\\"}'];
+    for (const text of tricky) {
+      const around = (depth: number) =>
+        `[${JSON.stringify(text)},${nested(depth - 1)},${JSON.stringify({ [text]: text })}]`;
+      expect(() => parseJsonBody("application/json", Buffer.from(around(100)))).not.toThrow();
+      expect(() => parseJsonBody("application/json", Buffer.from(around(101)))).toThrow(
+        /nested more than 100 levels/,
+      );
+      // Many such strings side by side: still counted as text, not brackets.
+      const many = JSON.stringify(Array.from({ length: 120 }, () => [text]));
+      expect(() => parseJsonBody("application/json", Buffer.from(many))).not.toThrow();
+    }
+  });
 });
