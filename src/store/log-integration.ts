@@ -212,10 +212,15 @@ export async function readJournal(
          order by e.xid, e.id
          limit $7) as e
       ${
+        // Each context by its whole key, whatever the statistics say: as a plain join the
+        // planner, with a fresh table's statistics, probed by the log alone and filtered
+        // on the event id, reading every context of the log for each event.
         withContext
-          ? `left join event_contexts c
-               on c.project_id = l.project_id and c.environment = l.environment
-              and c.event_id = e.id`
+          ? `left join lateral (
+               select c.ciphertext from event_contexts c
+                where c.project_id = l.project_id and c.environment = l.environment
+                  and c.event_id = e.id
+               offset 0) as c on true`
           : ""
       }
       order by l.lock_id, e.xid, e.id`,

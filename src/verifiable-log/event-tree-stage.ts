@@ -110,12 +110,18 @@ export function createEventTreeStage(
                 (extract(epoch from i.occurred_at) * 1000000)::int8::text as occurred_us,
                 e.key_version, e.payload, c.ciphertext as context
            from event_index i
-           join events e
-             on e.project_id = i.project_id and e.environment = i.environment
-            and e.xid = i.xid and e.id = i.id
-           left join event_contexts c
-             on c.project_id = i.project_id and c.environment = i.environment
-            and c.event_id = i.id
+          -- Each event and context by its whole key, whatever the statistics say (a plain
+          -- join may probe by the log alone and filter the rest: every row per event).
+          cross join lateral (
+            select e.received_at, e.key_version, e.payload from events e
+             where e.project_id = i.project_id and e.environment = i.environment
+               and e.xid = i.xid and e.id = i.id
+            offset 0) as e
+           left join lateral (
+            select c.ciphertext from event_contexts c
+             where c.project_id = i.project_id and c.environment = i.environment
+               and c.event_id = i.id
+            offset 0) as c on true
           where i.project_id = $1 and i.environment = $2
             and i.log_index >= $3 and i.log_index < $4
           order by i.log_index`,
