@@ -218,9 +218,25 @@ async function* admitStream(
 ): AsyncGenerator<Message> {
   // Requests read (each holding a slot) and not yet answered.
   let holding = 0;
+  let finished = false;
+  // Ends a wait for a slot when the client goes away or the stream is over.
+  const over = new AbortController();
+  const stop = () => over.abort();
+  call.signal?.addEventListener("abort", stop, { once: true });
+  if (call.signal?.aborted) stop();
   const requests = (async function* () {
     for await (const read of call.requests) {
-      await gate.enter(call.signal);
+      try {
+        await gate.enter(over.signal);
+      } catch {
+        // No slot was taken. The requests end rather than fail: the operation may no
+        // longer be there to observe a failure.
+        return;
+      }
+      if (finished) {
+        gate.leave();
+        return;
+      }
       holding++;
       yield read;
     }
@@ -234,7 +250,11 @@ async function* admitStream(
       yield answer;
     }
   } finally {
-    // A stream cancelled or failed with requests unanswered gives their slots back.
+    // A stream cancelled or failed with requests unanswered gives their slots back, and
+    // a request still waiting for one stops waiting.
+    finished = true;
+    call.signal?.removeEventListener("abort", stop);
+    stop();
     for (; holding > 0; holding--) gate.leave();
   }
 }
