@@ -13,6 +13,7 @@ import {
   readRetention,
   writeRetention,
 } from "../store/retention.js";
+import { createAhead } from "../store/retention-partitions.js";
 import type { EnvironmentName } from "../vocabulary/tenancy.js";
 
 const BOTH: readonly EnvironmentName[] = ["test", "live"];
@@ -61,6 +62,9 @@ export function createRetentionService(deps: RetentionDeps): RetentionService {
         );
       }
       const environments = environment ? [environment] : BOTH;
+      // The period's partitions exist before any row is stamped with it (committed first),
+      // so its rows never land in the periods' default partition.
+      if (retentionDays > 0) await createAhead(deps.db, retentionDays, new Date());
       const found = await writeRetention(deps.db, projectId, environments, retentionDays);
       const project = found ? await deps.projects.getProject(projectId) : undefined;
       if (!project) throw new ServiceError("not_found", `Project ${projectId} not found`);

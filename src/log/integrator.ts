@@ -212,6 +212,8 @@ export function createIntegrator(options: IntegratorOptions): Integrator {
         eventId: row.eventId,
         xid: row.xid,
         occurredAtText: row.occurredAtText,
+        receivedAt: row.receivedAt,
+        retentionDays: row.retentionDays,
         indexes: deriveIndexes(keys, opened.payload),
       });
     }

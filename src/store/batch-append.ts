@@ -32,6 +32,7 @@ import { ServiceError } from "../errors.js";
 import type { Db, Queryable } from "./db.js";
 import { isRefusedValue } from "./group-commit.js";
 import { BLOBS, slices } from "./journal-append.js";
+import { retentionStamp } from "./retention.js";
 import { type QuotaPolicy, utcMonth } from "./write-model.js";
 
 /** One event of a batch, sealed. */
@@ -263,17 +264,21 @@ batch as (
    where exists (select 1 from counted)
 ),
 ${BLOBS("$15", "$16")},
+-- The log's retention period, stamped on its rows: the partition they go to.
+retention as (select ${retentionStamp("$1::uuid", "$2::text")} as days),
 inserted as (
   insert into events (project_id, environment, id, occurred_at, received_at, key_version,
-                      payload)
+                      payload, retention_days)
   select $1, $2, id, occurred_at, $7, key_version,
-         substring(bl.payloads from payload_at for payload_len)
+         substring(bl.payloads from payload_at for payload_len), (select days from retention)
     from batch, blobs bl
   returning 1
 ),
 contexts as (
-  insert into event_contexts (project_id, environment, event_id, key_version, ciphertext)
-  select $1, $2, id, key_version, substring(bl.contexts from context_at for context_len)
+  insert into event_contexts (project_id, environment, event_id, key_version, ciphertext,
+                              received_at, retention_days)
+  select $1, $2, id, key_version, substring(bl.contexts from context_at for context_len), $7,
+         (select days from retention)
     from batch, blobs bl where context_at is not null
 )
 select (select count(*)::int from inserted) as inserted,
@@ -375,14 +380,15 @@ async function refusedEvents(db: Db, batch: NewBatch): Promise<Set<string>> {
         if (event.sealed.context) {
           await tx.query(
             `insert into event_contexts (project_id, environment, event_id, key_version,
-                                         ciphertext)
-             values ($1, $2, $3, $4, $5)`,
+                                         ciphertext, received_at)
+             values ($1, $2, $3, $4, $5, $6)`,
             [
               batch.projectId,
               batch.environment,
               event.eventId,
               event.sealed.keyVersion,
               event.sealed.context,
+              batch.receivedAt,
             ],
           );
         }

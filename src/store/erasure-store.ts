@@ -24,7 +24,7 @@ export interface LogRef {
 }
 
 /** A body hash no canonical body has: a claim holding it matches no replay. */
-const SCRUBBED_BODY_HASH = Buffer.alloc(32);
+export const SCRUBBED_BODY_HASH = Buffer.alloc(32);
 
 /**
  * Turns integrated events of one log into tombstones, in bulk, in the caller's
@@ -56,14 +56,17 @@ export async function tombstoneEvents(
     `with gone as (
        delete from event_index i
         where i.project_id = $1 and i.environment = $2 and i.log_index = any($3::int8[])
-       returning i.log_index, i.id, i.xid),
+       returning i.log_index, i.id, i.xid, i.received_at, i.retention_days),
+     -- With each row's partition keys (migration 12): one partition probed, not all.
      journal as (
        delete from events e using gone g
         where e.project_id = $1 and e.environment = $2 and e.xid = g.xid and e.id = g.id
+          and e.retention_days = g.retention_days and e.received_at = g.received_at
        returning e.id, e.received_at),
      contexts as (
        delete from event_contexts c using gone g
-        where c.project_id = $1 and c.environment = $2 and c.event_id = g.id)
+        where c.project_id = $1 and c.environment = $2 and c.event_id = g.id
+          and c.retention_days = g.retention_days and c.received_at = g.received_at)
      insert into event_tombstones
        (project_id, environment, log_index, id, received_at, erased_at, erasure_id)
      select $1, $2, g.log_index, g.id, j.received_at, $4, $5

@@ -150,6 +150,7 @@ export function createEventReader(db: Db): EventReader {
                                 octet_length(e.payload)::int8
                                   + coalesce(octet_length(c.ciphertext), 0) as size
                            from (select id, xid, occurred_at, log_index::text as log_index,
+                                        received_at, retention_days,
                                         (extract(epoch from occurred_at) * 1000000)::int8::text
                                           as occurred_us
                                    from event_index
@@ -159,9 +160,13 @@ export function createEventReader(db: Db): EventReader {
                            join events e
                              on e.project_id = $1 and e.environment = $2
                             and e.xid = i.xid and e.id = i.id
+                            -- The row's partition (migration 12): one probed, not all.
+                            and e.retention_days = i.retention_days
+                            and e.received_at = i.received_at
                            left join event_contexts c
                              on c.project_id = $1 and c.environment = $2
-                            and c.event_id = i.id) s
+                            and c.event_id = i.id and c.retention_days = i.retention_days
+                            and c.received_at = i.received_at) s
                  window w as (order by occurred_at desc, id desc)) p
           order by occurred_at desc, id desc`,
         params,

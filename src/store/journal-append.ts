@@ -18,6 +18,7 @@
  */
 
 import type { Db } from "./db.js";
+import { retentionStamp } from "./retention.js";
 import type { NewEvent, QuotaPolicy } from "./write-model.js";
 
 /** What an Idempotency-Key's claim answers a replay with. */
@@ -107,20 +108,24 @@ admitted as (
 ),`;
 
 // Appends the events of `written` to their logs' journal (each row stamped with this
-// transaction's id by its default), and their contexts.
+// transaction's id by its default), and their contexts. Both rows are stamped with the
+// log's retention period, the partition they go to (docs/lifecycle.md).
 const INSERT_STEPS = `
 ${BLOBS("$14", "$15")},
 inserted as (
   insert into events (project_id, environment, id, occurred_at, received_at, key_version,
-                      payload)
+                      payload, retention_days)
   select project_id, environment, id, occurred_at, received_at, key_version,
-         substring(bl.payloads from payload_at for payload_len)
+         substring(bl.payloads from payload_at for payload_len),
+         ${retentionStamp("written.project_id", "written.environment")}
     from written, blobs bl
 ),
 contexts as (
-  insert into event_contexts (project_id, environment, event_id, key_version, ciphertext)
+  insert into event_contexts (project_id, environment, event_id, key_version, ciphertext,
+                              received_at, retention_days)
   select project_id, environment, id, key_version,
-         substring(bl.contexts from context_at for context_len)
+         substring(bl.contexts from context_at for context_len), received_at,
+         ${retentionStamp("written.project_id", "written.environment")}
     from written, blobs bl where context_at is not null
 )`;
 

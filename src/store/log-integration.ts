@@ -51,6 +51,8 @@ export interface JournalRow {
   /** occurred_at in microseconds since the Unix epoch. */
   occurredMicros: bigint;
   receivedAt: Date;
+  /** The retention period stamped on the row: its partition (migration 12). */
+  retentionDays: number;
   keyVersion: number;
   payload: Buffer;
   /** The context's ciphertext, when asked for and present. */
@@ -76,6 +78,9 @@ export interface IndexRow {
   eventId: string;
   xid: bigint;
   occurredAtText: string;
+  /** The journal row's receivedAt and retention period: the index row's partition. */
+  receivedAt: Date;
+  retentionDays: number;
   indexes: IndexValues;
 }
 
@@ -194,13 +199,14 @@ export async function readJournal(
     occurred_at: string;
     occurred_us: string;
     received_at: Date;
+    retention_days: number;
     key_version: number;
     payload: Buffer;
     context: Buffer | null;
   }>(
     `select l.lock_id, e.xid::text as xid, e.id, e.occurred_at::text as occurred_at,
             (extract(epoch from e.occurred_at) * 1000000)::int8::text as occurred_us,
-            e.received_at, e.key_version, e.payload,
+            e.received_at, e.retention_days, e.key_version, e.payload,
             ${withContext ? "c.ciphertext" : "null::bytea"} as context
        from unnest($1::int[], $2::uuid[], $3::text[], $4::text[], $5::uuid[])
               as l(lock_id, project_id, environment, after_xid, after_id)
@@ -219,7 +225,8 @@ export async function readJournal(
           ? `left join lateral (
                select c.ciphertext from event_contexts c
                 where c.project_id = l.project_id and c.environment = l.environment
-                  and c.event_id = e.id
+                  and c.event_id = e.id and c.retention_days = e.retention_days
+                  and c.received_at = e.received_at
                offset 0) as c on true`
           : ""
       }
@@ -241,6 +248,7 @@ export async function readJournal(
       occurredAtText: row.occurred_at,
       occurredMicros: BigInt(row.occurred_us),
       receivedAt: row.received_at,
+      retentionDays: row.retention_days,
       keyVersion: row.key_version,
       payload: row.payload,
       context: row.context,
@@ -279,19 +287,21 @@ export async function writeIndex(tx: Queryable, rows: readonly IndexRow[]): Prom
   await tx.query(
     `insert into event_index (project_id, environment, log_index, id, xid, occurred_at,
                               actor_idx, entity_type_idx, entity_id_idx, action_idx,
-                              legacy_action_idx, tenant_idx, search_tokens)
+                              legacy_action_idx, tenant_idx, search_tokens, received_at,
+                              retention_days)
      select r.project_id, r.environment, r.log_index, r.id, r.xid::xid8, r.occurred_at,
             substring($11::bytea from (r.n::int - 1) * 64 + 1 for 16),
             substring($11::bytea from (r.n::int - 1) * 64 + 17 for 16),
             substring($11::bytea from (r.n::int - 1) * 64 + 33 for 16),
             substring($11::bytea from (r.n::int - 1) * 64 + 49 for 16),
             r.legacy_action_idx, r.tenant_idx,
-            coalesce(($9::int8[])[($10::int[])[r.n::int] : ($10::int[])[r.n::int + 1] - 1], '{}')
+            coalesce(($9::int8[])[($10::int[])[r.n::int] : ($10::int[])[r.n::int + 1] - 1], '{}'),
+            r.received_at, r.retention_days
        from unnest($1::uuid[], $2::text[], $3::int8[], $4::uuid[], $5::text[],
-                   $6::timestamptz[], $7::bytea[], $8::bytea[])
+                   $6::timestamptz[], $7::bytea[], $8::bytea[], $12::timestamptz[], $13::int[])
               with ordinality
               as r(project_id, environment, log_index, id, xid, occurred_at,
-                   legacy_action_idx, tenant_idx, n)`,
+                   legacy_action_idx, tenant_idx, received_at, retention_days, n)`,
     [
       rows.map((row) => row.projectId),
       rows.map((row) => row.environment),
@@ -304,6 +314,8 @@ export async function writeIndex(tx: Queryable, rows: readonly IndexRow[]): Prom
       `{${tokens}}`,
       tokenStarts,
       fixed,
+      rows.map((row) => row.receivedAt),
+      rows.map((row) => row.retentionDays),
     ],
   );
 }

@@ -121,7 +121,7 @@ export function createLogReader(db: Queryable): LogReader {
                                 c.ciphertext as context,
                                 octet_length(e.payload)::int8
                                   + coalesce(octet_length(c.ciphertext), 0) as size
-                           from (select id, xid, log_index,
+                           from (select id, xid, log_index, received_at, retention_days,
                                         (extract(epoch from occurred_at) * 1000000)::int8::text
                                           as occurred_us
                                    from event_index
@@ -131,9 +131,13 @@ export function createLogReader(db: Queryable): LogReader {
                            join events e
                              on e.project_id = $1 and e.environment = $2
                             and e.xid = i.xid and e.id = i.id
+                            -- The row's partition (migration 12): one probed, not all.
+                            and e.retention_days = i.retention_days
+                            and e.received_at = i.received_at
                            left join event_contexts c
                              on c.project_id = $1 and c.environment = $2
-                            and c.event_id = i.id) s
+                            and c.event_id = i.id and c.retention_days = i.retention_days
+                            and c.received_at = i.received_at) s
                  window w as (order by log_index)) p
           order by log_index`,
         params,

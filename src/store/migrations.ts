@@ -425,6 +425,171 @@ export const migrations: readonly Migration[] = [
       );
     `,
   },
+  {
+    // Time-partitioned content (docs/lifecycle.md, "Partitioned storage"). The three tables
+    // that hold content or values derived from it (`events`, `event_contexts`,
+    // `event_index`) are partitioned first by LIST on `retention_days`, the log's period
+    // stamped on each row when it is acknowledged (0, kept for ever, in a partition never
+    // dropped), then by RANGE on `received_at`, one partition per UTC day: every row of a
+    // (period, day) partition expires on the same day, so retention drops it whole
+    // (store/retention-partitions.ts) instead of deleting its rows. Rows no partition
+    // takes (a period or day not created yet) go to a DEFAULT partition and expire by the
+    // batched path: an insert never fails for want of a partition.
+    // `audit_content_partitions(days, first, last)` creates a period's partitions and its
+    // days from `first` to `last` (both UTC dates) where missing; a day whose rows already
+    // went to the period's default partition is left there. Existing rows are copied in,
+    // stamped with their log's period now.
+    version: 12,
+    name: "time-partitioned content",
+    sql: `
+      create function audit_content_partitions(p_days int, p_first date, p_last date)
+        returns int language plpgsql as $$
+      declare
+        t text;
+        d date;
+        parent text;
+        part text;
+        lo timestamptz;
+        hi timestamptz;
+        taken boolean;
+        made int := 0;
+      begin
+        if p_days <= 0 then
+          return 0;
+        end if;
+        -- Instances creating partitions at once take turns.
+        perform pg_advisory_xact_lock(727310026);
+        foreach t in array array['events', 'event_contexts', 'event_index'] loop
+          parent := t || '_r' || p_days;
+          if to_regclass(parent) is null then
+            execute format('select exists (select 1 from %I where retention_days = %s)',
+                           t || '_rdefault', p_days) into taken;
+            if taken then
+              -- Rows of this period went to the default partition: they stay there (and
+              -- expire by the batched path); the period is left unpartitioned.
+              raise notice 'period % has rows in %_rdefault: not partitioned', p_days, t;
+              continue;
+            end if;
+            execute format('create table %I partition of %I for values in (%s)'
+                           ' partition by range (received_at)', parent, t, p_days);
+            execute format('create table %I partition of %I default%s', parent || '_default',
+                           parent, case when t = 'events'
+                                        then ' with (toast_tuple_target = 8160)' else '' end);
+            made := made + 1;
+          end if;
+          for d in select generate_series(p_first, p_last, interval '1 day')::date loop
+            part := parent || '_' || to_char(d, 'YYYYMMDD');
+            continue when to_regclass(part) is not null;
+            lo := d::timestamp at time zone 'UTC';
+            hi := (d + 1)::timestamp at time zone 'UTC';
+            execute format('select exists (select 1 from %I where received_at >= $1'
+                           ' and received_at < $2)', parent || '_default')
+              into taken using lo, hi;
+            continue when taken;
+            execute format('create table %I partition of %I for values from (%L) to (%L)%s',
+                           part, parent, lo, hi,
+                           case when t = 'events'
+                                then ' with (toast_tuple_target = 8160)' else '' end);
+            made := made + 1;
+          end loop;
+        end loop;
+        return made;
+      end
+      $$;
+
+      alter table events rename to events_v11;
+      alter table events_v11 rename constraint events_pkey to events_v11_pkey;
+      alter table event_contexts rename to event_contexts_v11;
+      alter table event_contexts_v11 rename constraint event_contexts_pkey
+        to event_contexts_v11_pkey;
+      alter table event_index rename to event_index_v11;
+      alter table event_index_v11 rename constraint event_index_pkey to event_index_v11_pkey;
+      drop index event_index_timeline;
+      drop index event_index_by_actor;
+      drop index event_index_by_entity_id;
+      drop index event_index_by_entity_type;
+      drop index event_index_by_action;
+      drop index event_index_by_legacy_action;
+      drop index event_index_by_tenant;
+      drop index event_index_search;
+      drop index event_index_by_id;
+
+      create table events (like events_v11 including defaults,
+                           retention_days int not null default 0)
+        partition by list (retention_days);
+      create table event_contexts (like event_contexts_v11,
+                                   received_at timestamptz not null,
+                                   retention_days int not null default 0)
+        partition by list (retention_days);
+      create table event_index (like event_index_v11,
+                                received_at timestamptz not null,
+                                retention_days int not null default 0)
+        partition by list (retention_days);
+      create table events_r0 partition of events for values in (0)
+        with (toast_tuple_target = 8160);
+      create table events_rdefault partition of events default with (toast_tuple_target = 8160);
+      create table event_contexts_r0 partition of event_contexts for values in (0);
+      create table event_contexts_rdefault partition of event_contexts default;
+      create table event_index_r0 partition of event_index for values in (0);
+      create table event_index_rdefault partition of event_index default;
+      -- Each period in use gets its days from its oldest row still within the period (older
+      -- rows go to its default partition and expire at the next run) to three days ahead.
+      select audit_content_partitions(p.days,
+               (greatest(coalesce(p.oldest, now()), now() - (p.days + 1) * interval '1 day')
+                  at time zone 'UTC')::date,
+               (now() at time zone 'UTC')::date + 3)
+        from (select r.retention_days as days,
+                     (select min(e.received_at) from events_v11 e
+                        join log_retention x on x.project_id = e.project_id
+                                            and x.environment = e.environment
+                       where x.retention_days = r.retention_days) as oldest
+                from (select distinct retention_days from log_retention
+                       where retention_days > 0) as r) as p;
+
+      insert into events
+        select e.*, coalesce(r.retention_days, 0) from events_v11 e
+          left join log_retention r on r.project_id = e.project_id
+                                   and r.environment = e.environment;
+      insert into event_contexts
+        select c.*, e.received_at, e.retention_days from event_contexts_v11 c
+          join events e on e.project_id = c.project_id and e.environment = c.environment
+                       and e.id = c.event_id;
+      insert into event_index
+        select i.*, e.received_at, e.retention_days from event_index_v11 i
+          join events e on e.project_id = i.project_id and e.environment = i.environment
+                       and e.xid = i.xid and e.id = i.id;
+      drop table events_v11;
+      drop table event_contexts_v11;
+      drop table event_index_v11;
+
+      -- A partitioned table's keys hold its partition keys: the uniqueness of a log index
+      -- across partitions rests on the integrator's one pass per log (its advisory lock).
+      alter table events add primary key
+        (project_id, environment, xid, id, retention_days, received_at);
+      alter table event_contexts add primary key
+        (project_id, environment, event_id, retention_days, received_at);
+      alter table event_index add primary key
+        (project_id, environment, log_index, retention_days, received_at);
+      create index event_index_timeline on event_index
+        (project_id, environment, occurred_at desc, id desc);
+      create index event_index_by_actor on event_index
+        (project_id, environment, actor_idx, occurred_at desc, id desc);
+      create index event_index_by_entity_id on event_index
+        (project_id, environment, entity_id_idx, occurred_at desc, id desc);
+      create index event_index_by_entity_type on event_index
+        (project_id, environment, entity_type_idx, occurred_at desc, id desc);
+      create index event_index_by_action on event_index
+        (project_id, environment, action_idx, occurred_at desc, id desc);
+      create index event_index_by_legacy_action on event_index
+        (project_id, environment, legacy_action_idx, occurred_at desc, id desc)
+        where legacy_action_idx is not null;
+      create index event_index_by_tenant on event_index
+        (project_id, environment, tenant_idx, occurred_at desc, id desc)
+        where tenant_idx is not null;
+      create index event_index_search on event_index using gin (search_tokens);
+      create index event_index_by_id on event_index (project_id, environment, id);
+    `,
+  },
 ];
 
 // An arbitrary constant: instances starting together migrate one at a time.

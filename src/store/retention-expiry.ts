@@ -100,11 +100,14 @@ export async function expireBatch(
   if (!lock?.locked) return { locked: false, expired: 0, done: false };
   const pending = await pendingRun(tx, log);
   const receivedBefore = pending?.receivedBefore ?? cutoff;
+  // Rows stamped with the log's period expire by whole days, as their partition is dropped
+  // (store/retention-partitions.ts): those received before the UTC day of the cutoff.
+  // Rows stamped with another period (the log's period changed since) expire at the cutoff.
   const rows = await tx.query<{ log_index: string; expired: boolean }>(
-    `select i.log_index::text as log_index, e.received_at < $3 as expired
+    `select i.log_index::text as log_index,
+            case when i.retention_days = $5 then i.received_at < $6
+                 else i.received_at < $3 end as expired
        from event_index i
-       join events e on e.project_id = i.project_id and e.environment = i.environment
-                    and e.xid = i.xid and e.id = i.id
       where i.project_id = $1 and i.environment = $2
         -- Only events whose leaf is in the tree (a database upgraded from before the
         -- tree gets its old events' leaves later, computed from their content).
@@ -112,7 +115,14 @@ export async function expireBatch(
                                      where t.project_id = $1 and t.environment = $2), 0)
       order by i.log_index
       limit $4`,
-    [log.projectId, log.environment, receivedBefore, batchSize],
+    [
+      log.projectId,
+      log.environment,
+      receivedBefore,
+      batchSize,
+      log.retentionDays,
+      utcDayStart(receivedBefore),
+    ],
   );
   const expiredIndexes = rows.filter((row) => row.expired).map((row) => BigInt(row.log_index));
   if (expiredIndexes.length === 0) {
@@ -132,8 +142,13 @@ export interface RetentionRun {
   receivedBefore: Date;
 }
 
+/** The start (00:00 UTC) of the day of `at`. */
+export function utcDayStart(at: Date): Date {
+  return new Date(Math.floor(at.getTime() / 86_400_000) * 86_400_000);
+}
+
 /** The log's pending retention run, left by a run cut short (read under the log's lock). */
-async function pendingRun(tx: Queryable, log: RetainedLog): Promise<RetentionRun | undefined> {
+export async function pendingRun(tx: Queryable, log: LogRef): Promise<RetentionRun | undefined> {
   const [pending] = await tx.query<{ id: string; received_before: Date }>(
     `select id, received_before from erasures
       where project_id = $1 and environment = $2 and selector = 'retention'
@@ -145,7 +160,7 @@ async function pendingRun(tx: Queryable, log: RetainedLog): Promise<RetentionRun
 }
 
 /** Records a new retention run of the log, pending, with its cutoff. */
-async function startRun(tx: Queryable, log: RetainedLog, cutoff: Date): Promise<RetentionRun> {
+export async function startRun(tx: Queryable, log: LogRef, cutoff: Date): Promise<RetentionRun> {
   const [position] = await tx.query<{ xid: string; id: string }>(
     `select integrated_xid::text as xid, integrated_id as id from event_logs
       where project_id = $1 and environment = $2`,

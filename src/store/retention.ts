@@ -6,6 +6,16 @@
 import type { EnvironmentName } from "../vocabulary/tenancy.js";
 import type { Queryable } from "./db.js";
 
+/**
+ * SQL for the retention period to stamp on a log's new content rows (events,
+ * event_contexts, event_index): the partition they go to (migration 12,
+ * docs/lifecycle.md). `projectId` and `environment` are SQL expressions of the row's log.
+ */
+export function retentionStamp(projectId: string, environment: string): string {
+  return `coalesce((select r.retention_days from log_retention r
+                     where r.project_id = ${projectId} and r.environment = ${environment}), 0)`;
+}
+
 /** The longest retention that can be set: 100 years. */
 export const MAX_RETENTION_DAYS = 36_500;
 
