@@ -2,19 +2,21 @@
  * The cost of retention's expiry on PostgreSQL (docs/lifecycle.md, "Retention"): N events
  * (1,000,000 by default) of one log, all older than its period, loaded straight by SQL into
  * a fresh database (journal rows with a ~1 KB payload, contexts, index rows with blind
- * indexes and ~30 search tokens, the tree's size), then expired two ways, each on its own
- * fresh copy:
+ * indexes and ~30 search tokens, the tree's size), then expired by the service's expiry job
+ * (src/lifecycle/retention-job.ts), each mode on its own fresh copy:
  *
- * 1. `job`: the service's expiry job (src/lifecycle/retention-job.ts): tombstones in batches
- *    of 5,000 (tombstoneEvents: a DELETE of the content rows, an INSERT of the tombstones);
- * 2. `partitions`: the same content in tables partitioned by day of receivedAt; expiry is
- *    the tombstones' INSERT ... SELECT and a DROP of the expired partitions.
+ * 1. `partitions`: the rows stamped with the log's period (5 days), as acknowledgement
+ *    stamps them, in that period's daily partitions (migration 12): the job writes the
+ *    tombstones by INSERT ... SELECT and drops each expired day's partitions;
+ * 2. `batched`: the same rows stamped 0 (kept for ever) before the log's period was set,
+ *    as after a change of period: the job's batched path, 5,000 events a transaction
+ *    (tombstoneEvents: a DELETE of the content rows, an INSERT of the tombstones).
  *
  * For each: wall time, WAL written, PostgreSQL CPU, dead tuples left for VACUUM, table
  * sizes, and the effect on concurrent ingestion (4 writers appending journal rows to
  * another log: rows/s and p99 latency, during the expiry against a quiet baseline).
  *
- * Usage: node --import tsx bench/expiry.ts [--events 1000000] [--mode job|partitions|both]
+ * Usage: node --import tsx bench/expiry.ts [--events 1000000] [--mode partitions|batched|both]
  */
 import { randomBytes } from "node:crypto";
 import { parseArgs } from "node:util";
@@ -23,6 +25,7 @@ import { createRetentionJob } from "../src/lifecycle/retention-job.js";
 import type { Db } from "../src/store/db.js";
 import { migrate } from "../src/store/migrations.js";
 import { createPostgresDb } from "../src/store/postgres-driver.js";
+import { ensurePartitions } from "../src/store/retention-partitions.js";
 import { commandCpuSeconds, dropDatabase, recreateDatabase } from "./machine.js";
 
 const { values } = parseArgs({
@@ -34,9 +37,14 @@ const { values } = parseArgs({
 const EVENTS = Number(values.events);
 const PROJECT = "0190a000-0000-7000-8000-000000000001";
 const OTHER = "0190a000-0000-7000-8000-000000000002";
+const PERIOD = 5;
+const DAY_MS = 86_400_000;
 
-/** Loads the events by SQL: journal, contexts, index rows, log and tree sizes. */
-async function load(db: Db, partitioned: boolean): Promise<void> {
+/**
+ * Loads the events by SQL: journal, contexts, index rows, log and tree sizes; stamped with
+ * the period (`partitions`) or 0 (`batched`), whose period is then set.
+ */
+async function load(db: Db, stamp: number): Promise<void> {
   await migrate(db);
   for (const id of [PROJECT, OTHER]) {
     await db.query(
@@ -44,42 +52,45 @@ async function load(db: Db, partitioned: boolean): Promise<void> {
       [id],
     );
   }
-  if (partitioned) await partition(db);
+  // The period's partitions, from the oldest event's day to 3 days ahead (the writers'
+  // rows go to today's).
+  await ensurePartitions(
+    db,
+    PERIOD,
+    new Date(Date.now() - 41 * DAY_MS),
+    new Date(Date.now() + 3 * DAY_MS),
+  );
   // Received 10 to 40 days ago, spread evenly, in log-index order.
-  const start = `now() - interval '40 days'`;
-  const step = `(interval '30 days' / ${EVENTS})`;
+  const at = `now() - interval '40 days' + i * (interval '30 days' / ${EVENTS})`;
+  const id = `('00000000-0000-7000-8000-' || lpad(to_hex(i), 12, '0'))::uuid`;
   for (let from = 0; from < EVENTS; from += 100_000) {
     const to = Math.min(EVENTS, from + 100_000) - 1;
     await db.query(
       `insert into events (project_id, environment, id, occurred_at, received_at, key_version,
-                           payload, xid)
-       select $1, 'live', ('00000000-0000-7000-8000-' || lpad(to_hex(i), 12, '0'))::uuid,
-              ${start} + i * ${step}, ${start} + i * ${step}, 1,
-              decode(repeat(md5(i::text) || md5((i + 1)::text), 16), 'hex'), '1'::xid8
+                           payload, xid, retention_days)
+       select $1, 'live', ${id}, ${at}, ${at}, 1,
+              decode(repeat(md5(i::text) || md5((i + 1)::text), 16), 'hex'), '1'::xid8, $4
          from generate_series($2::int, $3::int) as i`,
-      [PROJECT, from, to],
+      [PROJECT, from, to, stamp],
     );
     await db.query(
-      `insert into event_contexts (project_id, environment, event_id, key_version, ciphertext
-                                   ${partitioned ? ", received_at" : ""})
-       select $1, 'live', ('00000000-0000-7000-8000-' || lpad(to_hex(i), 12, '0'))::uuid, 1,
-              decode(repeat(md5(i::text), 6), 'hex')
-              ${partitioned ? `, ${start} + i * ${step}` : ""}
+      `insert into event_contexts (project_id, environment, event_id, key_version, ciphertext,
+                                   received_at, retention_days)
+       select $1, 'live', ${id}, 1, decode(repeat(md5(i::text), 6), 'hex'), ${at}, $4
          from generate_series($2::int, $3::int) as i`,
-      [PROJECT, from, to],
+      [PROJECT, from, to, stamp],
     );
     await db.query(
       `insert into event_index (project_id, environment, log_index, id, xid, occurred_at,
                                 actor_idx, entity_type_idx, entity_id_idx, action_idx,
-                                search_tokens${partitioned ? ", received_at" : ""})
-       select $1, 'live', i, ('00000000-0000-7000-8000-' || lpad(to_hex(i), 12, '0'))::uuid,
-              '1'::xid8, ${start} + i * ${step},
+                                search_tokens, received_at, retention_days)
+       select $1, 'live', i, ${id}, '1'::xid8, ${at},
               decode(md5((i % 5000)::text) || md5('a'), 'hex'), decode(md5('t') || md5('t'), 'hex'),
               decode(md5(i::text) || md5('e'), 'hex'), decode(md5((i % 40)::text) || md5('x'), 'hex'),
-              array(select ((i * 31 + k) % 200000)::bigint from generate_series(1, 30) as k)
-              ${partitioned ? `, ${start} + i * ${step}` : ""}
+              array(select ((i * 31 + k) % 200000)::bigint from generate_series(1, 30) as k),
+              ${at}, $4
          from generate_series($2::int, $3::int) as i`,
-      [PROJECT, from, to],
+      [PROJECT, from, to, stamp],
     );
   }
   await db.query(
@@ -92,68 +103,16 @@ async function load(db: Db, partitioned: boolean): Promise<void> {
     EVENTS,
   ]);
   await db.query(
-    "insert into log_retention (project_id, environment, retention_days) values ($1, 'live', 5)",
-    [PROJECT],
+    "insert into log_retention (project_id, environment, retention_days) values ($1, 'live', $2)",
+    [PROJECT, PERIOD],
   );
   await db.query("vacuum analyze");
 }
 
 /**
- * Turns the three content tables into tables partitioned by day of receivedAt (the
- * design docs/lifecycle.md weighs): each becomes the parent of daily partitions.
+ * Four writers appending journal rows to another log of the same period, one row per
+ * transaction.
  */
-async function partition(db: Db): Promise<void> {
-  await db.query(`alter table event_contexts add column received_at timestamptz not null`);
-  await db.query(`alter table event_index add column received_at timestamptz not null`);
-  for (const [table, key] of [
-    ["events", "project_id, environment, xid, id, received_at"],
-    ["event_contexts", "project_id, environment, event_id, received_at"],
-    ["event_index", "project_id, environment, log_index, received_at"],
-  ] as const) {
-    await db.query(`alter table ${table} rename to ${table}_plain`);
-    await db.query(
-      `create table ${table} (like ${table}_plain including defaults) partition by range (received_at)`,
-    );
-    await db.query(`alter table ${table} add primary key (${key})`);
-    await db.query(`drop table ${table}_plain`);
-    for (let day = 45; day >= -1; day -= 1) {
-      await db.query(
-        `create table ${table}_d${day + 1} partition of ${table}
-           for values from (date_trunc('day', now()) - interval '${day} days')
-                        to (date_trunc('day', now()) - interval '${day - 1} days')`,
-      );
-    }
-  }
-  await db.query("create index event_index_search on event_index using gin (search_tokens)");
-  await db.query(
-    "create index event_index_by_actor on event_index (project_id, environment, actor_idx, occurred_at desc, id desc)",
-  );
-}
-
-/** Expiry by partitions: the tombstones by INSERT ... SELECT, then DROP of each partition. */
-async function expireByPartitions(db: Db): Promise<number> {
-  const cutoff = "date_trunc('day', now() - interval '5 days')";
-  const [count] = await db.query<{ n: number }>(
-    `with t as (
-       insert into event_tombstones (project_id, environment, log_index, id, received_at, erased_at)
-       select project_id, environment, log_index, id, received_at, now() from event_index
-        where received_at < ${cutoff}
-       returning 1)
-     select count(*)::int as n from t`,
-  );
-  const parts = await db.query<{ name: string }>(
-    `select c.relname as name from pg_inherits i
-       join pg_class c on c.oid = i.inhrelid join pg_class p on p.oid = i.inhparent
-      where p.relname in ('events', 'event_contexts', 'event_index')
-        and pg_get_expr(c.relpartbound, c.oid) is not null
-        and (regexp_match(pg_get_expr(c.relpartbound, c.oid), 'TO \\(''([^'']+)''\\)'))[1]::timestamptz
-            <= ${cutoff}`,
-  );
-  for (const part of parts) await db.query(`drop table ${part.name}`);
-  return count?.n ?? 0;
-}
-
-/** Four writers appending journal rows to another log, one row per transaction. */
 function ingest(db: Db) {
   let stop = false;
   const latencies: number[] = [];
@@ -161,9 +120,11 @@ function ingest(db: Db) {
     while (!stop) {
       const started = performance.now();
       await db.query(
-        `insert into events (project_id, environment, id, occurred_at, received_at, key_version, payload)
-         values ($1, 'live', gen_random_uuid(), now(), now(), 1, $2)`,
-        [OTHER, randomBytes(1024)],
+        `insert into events (project_id, environment, id, occurred_at, received_at, key_version,
+                             payload, retention_days)
+         values ($1, 'live', gen_random_uuid(), now(), now(), 1, $2, $3)`,
+        // The expiring log's period: its partitions are the ones the drops lock.
+        [OTHER, randomBytes(1024), PERIOD],
       );
       latencies.push(performance.now() - started);
     }
@@ -183,11 +144,11 @@ function ingest(db: Db) {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function measure(mode: "job" | "partitions") {
+async function measure(mode: "partitions" | "batched") {
   const name = `audit_bench_expiry_${mode}`;
   const db = createPostgresDb({ url: await recreateDatabase(name) });
   const loadStarted = performance.now();
-  await load(db, mode === "partitions");
+  await load(db, mode === "partitions" ? PERIOD : 0);
   const loadSeconds = (performance.now() - loadStarted) / 1000;
   const size = async () => {
     const [row] = await db.query<{ mb: number }>(
@@ -207,17 +168,8 @@ async function measure(mode: "job" | "partitions") {
   const cpuBefore = await commandCpuSeconds("postgres");
   const during = ingest(db);
   const started = performance.now();
-  let expired: number;
-  if (mode === "job") {
-    const job = createRetentionJob({
-      db,
-      logger: pino({ level: "silent" }),
-      intervalMs: 3_600_000,
-    });
-    expired = (await job.runOnce()).expired;
-  } else {
-    expired = await expireByPartitions(db);
-  }
+  const job = createRetentionJob({ db, logger: pino({ level: "silent" }), intervalMs: 3_600_000 });
+  const { expired } = await job.runOnce();
   const seconds = (performance.now() - started) / 1000;
   const busy = await during();
   const cpu = (await commandCpuSeconds("postgres")) - cpuBefore;
@@ -250,5 +202,5 @@ async function measure(mode: "job" | "partitions") {
   await dropDatabase(name);
 }
 
-if (values.mode === "job" || values.mode === "both") await measure("job");
 if (values.mode === "partitions" || values.mode === "both") await measure("partitions");
+if (values.mode === "batched" || values.mode === "both") await measure("batched");
