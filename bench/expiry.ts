@@ -168,8 +168,16 @@ async function measure(mode: "partitions" | "batched") {
   const cpuBefore = await commandCpuSeconds("postgres");
   const during = ingest(db);
   const started = performance.now();
-  const job = createRetentionJob({ db, logger: pino({ level: "silent" }), intervalMs: 3_600_000 });
-  const { expired } = await job.runOnce();
+  const logger = pino({ level: process.env.BENCH_LOG_LEVEL ?? "silent" });
+  const job = createRetentionJob({ db, logger, intervalMs: 3_600_000 });
+  const run = await job.runOnce();
+  const [stones] = await db.query<{ n: number }>(
+    "select count(*)::int as n from event_tombstones where project_id = $1",
+    [PROJECT],
+  );
+  const expired = stones?.n ?? 0;
+  if (expired !== run.expired)
+    console.error(`the job counted ${run.expired}, tombstones ${expired}`);
   const seconds = (performance.now() - started) / 1000;
   const busy = await during();
   const cpu = (await commandCpuSeconds("postgres")) - cpuBefore;
