@@ -150,10 +150,10 @@ async function build() {
   for (let from = 0; from < LEAVES; from += 250_000) {
     await db.query(
       `insert into event_index (project_id, environment, log_index, id, xid, occurred_at,
-                                actor_idx, entity_type_idx, entity_id_idx, action_idx,
-                                search_tokens)
+                                received_at, actor_idx, entity_type_idx, entity_id_idx,
+                                action_idx, search_tokens)
        select $1, $2, g, ('0193a5b2-7c1e-7d3f-8a9b-' || lpad(to_hex(g), 12, '0'))::uuid,
-              '1'::xid8, now(), '\\x00', '\\x00', '\\x00', '\\x00', '{}'
+              '1'::xid8, now(), now(), '\\x00', '\\x00', '\\x00', '\\x00', '{}'
          from generate_series($3::int8, $4::int8 - 1) as g`,
       [log.projectId, log.environment, from, Math.min(LEAVES, from + 250_000)],
     );
