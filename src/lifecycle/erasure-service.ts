@@ -218,7 +218,12 @@ export function createErasureService(deps: ErasureDeps): ErasureService {
     const completed = await completeErasure(db, record.id);
     if (erased > 0) {
       try {
-        await reclaimErasedSpace(db, deps.reclaim);
+        const { snapshotsPassed } = await reclaimErasedSpace(db, deps.reclaim);
+        if (!snapshotsPassed) {
+          logger.warn(
+            "erasure: a transaction older than the erasure was still open; the bytes it could see stay until the next erasure's clean-up",
+          );
+        }
       } catch (error) {
         // The rows are gone either way; their space is reclaimed by the next erasure.
         logger.warn({ err: error }, "erasure: reclaiming the space of erased rows failed");

@@ -118,14 +118,53 @@ const ERASED_TABLES = [
  * "vacuum": a plain VACUUM of the same tables: dead rows leave the indexes and their
  * space is marked reusable, without blocking anything; their bytes may stay in the
  * pages' free space until overwritten (docs/lifecycle.md, PostgreSQL's default).
+ * Either way it first waits for the snapshots older than the call to end
+ * (`waitForEarlierSnapshots`), since no VACUUM removes a row an open snapshot can see.
  */
-export async function reclaimErasedSpace(db: Db, mode: "full" | "vacuum"): Promise<void> {
+export async function reclaimErasedSpace(
+  db: Db,
+  mode: "full" | "vacuum",
+  options: { snapshotWaitMs?: number } = {},
+): Promise<{ snapshotsPassed: boolean }> {
+  const snapshotsPassed = await waitForEarlierSnapshots(db, options.snapshotWaitMs ?? 30_000);
   for (const table of ERASED_TABLES) {
     await db.query(mode === "full" ? `vacuum full ${table}` : `vacuum ${table}`);
   }
   if (mode === "full" && db.driver === "pglite") {
     await db.query("select pg_switch_wal()");
     await db.query("checkpoint");
+  }
+  return { snapshotsPassed };
+}
+
+/**
+ * Waits, at most `timeoutMs`, until no other session of this database holds a snapshot
+ * taken before the call. VACUUM (FULL or not) keeps every deleted row that some open
+ * snapshot may still see ("recently dead"): a report, an export or an autovacuum ANALYZE
+ * that started before the erasure committed would otherwise keep the erased bytes in the
+ * rewritten files. Returns whether the horizon passed in time; past the bound the clean-up
+ * goes ahead and the next erasure's clean-up takes what this one had to leave. PGlite has
+ * one session, ours, so there is nothing to wait for.
+ */
+export async function waitForEarlierSnapshots(db: Db, timeoutMs: number): Promise<boolean> {
+  if (db.driver === "pglite") return true;
+  // The first transaction id not yet assigned: every erasure before the call is below it.
+  const [start] = await db.query<{ horizon: string }>(
+    "select (pg_snapshot_xmax(pg_current_snapshot())::text::int8 % 4294967296)::text as horizon",
+  );
+  const horizon = start?.horizon ?? "0";
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    // age() orders 32-bit transaction ids modulo wraparound: older means a larger age.
+    const [row] = await db.query<{ holders: number }>(
+      `select count(*)::int as holders from pg_stat_activity
+        where datname = current_database() and pid <> pg_backend_pid()
+          and (age(backend_xmin) > age($1::text::xid) or age(backend_xid) > age($1::text::xid))`,
+      [horizon],
+    );
+    if ((row?.holders ?? 0) === 0) return true;
+    if (Date.now() >= deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
 
