@@ -5,10 +5,11 @@
  */
 
 import { readFile } from "node:fs/promises";
-import { join } from "node:path";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { pathToFileURL } from "node:url";
 import type { Logger } from "pino";
 import { AdminService } from "../gen/audit/v1/admin_pb.js";
-import { StoredEventSchema } from "../gen/audit/v1/event_pb.js";
 import { EventService } from "../gen/audit/v1/events_pb.js";
 import { IngestService } from "../gen/audit/v1/ingest_pb.js";
 import { LogService } from "../gen/audit/v1/log_pb.js";
@@ -16,7 +17,7 @@ import { TokenService } from "../gen/audit/v1/tokens_pb.js";
 import { createAdminService } from "./admin/admin-service.js";
 import { adminOperations } from "./api/admin-operations.js";
 import { erasureOperations } from "./api/erasure-operations.js";
-import { eventOperations, storedEventMessage } from "./api/event-operations.js";
+import { eventOperations } from "./api/event-operations.js";
 import { eventStreamOperations } from "./api/event-stream-operations.js";
 import { ingestOperations, ingestStreamOperations } from "./api/ingest-operations.js";
 import { logOperations } from "./api/log-operations.js";
@@ -42,6 +43,8 @@ import { createErasureService } from "./lifecycle/erasure-service.js";
 import { createRetentionJob } from "./lifecycle/retention-job.js";
 import { createRetentionService } from "./lifecycle/retention-service.js";
 import { createLimits } from "./limits/limits.js";
+import { listedEventLeaf, renderListedEvent } from "./listed-event-leaf.js";
+import { createDeriver, type DerivationWorker } from "./log/deriver.js";
 import { createIntegrator } from "./log/integrator.js";
 import { createReadYourWrites } from "./log/read-your-writes.js";
 import { createMetrics, type Metrics } from "./observability/metrics.js";
@@ -59,7 +62,6 @@ import { createProjectStore, type ProjectStore } from "./store/projects.js";
 import { createNodeLogCrypto } from "./tlog/node-crypto.js";
 import { createEdge } from "./transport/edge.js";
 import type { NodeRequest, NodeResponse } from "./transport/node-http.js";
-import { restJson } from "./transport/rest-rendering.js";
 import { type ListeningServer, listen } from "./transport/server.js";
 import { createCheckpointPublisher } from "./verifiable-log/checkpoint-publisher.js";
 import { createEventTreeStage } from "./verifiable-log/event-tree-stage.js";
@@ -184,16 +186,25 @@ export async function createApp(
     crypto: logCrypto,
     keyring,
     // The leaf commits to the event exactly as GET /api/events renders it.
-    render: (event) =>
-      restJson(StoredEventSchema, storedEventMessage(event)) as Record<string, unknown>,
+    render: renderListedEvent,
     // A migrated log's backfill, a chunk a transaction (on PGlite it holds the connection).
     backfillChunk: db.driver === "pglite" ? 1_000 : 5_000,
   });
   const verifiableLog = options.verifiableLog ?? true;
+  // Each event's payload opened, its indexes and its leaf derived: large passes in a
+  // worker thread, so that requests keep this one (log/deriver.ts).
+  const deriver = createDeriver({
+    logger,
+    leafOf: verifiableLog ? listedEventLeaf(logCrypto) : undefined,
+    worker: config.DERIVATION_WORKER === "on" ? derivationWorker() : undefined,
+    minEventsForWorker: config.DERIVATION_WORKER_MIN_EVENTS,
+  });
+  metrics.readWorkerPasses(() => deriver.workerPasses);
   const integrator = createIntegrator({
     db,
     keyring,
     logger,
+    deriver,
     stages: verifiableLog ? [treeStage] : [],
     ...(db.driver === "pglite" ? { maxEventsPerPass: 1_000 } : {}),
     onPass: (result) => {
@@ -410,6 +421,7 @@ export async function createApp(
       await batches.drain();
       await erasure.stop();
       await integrator.stop();
+      await deriver.close();
       await retentionJob.stop();
       await notifications?.close();
       await checkpoints.stop();
@@ -417,6 +429,23 @@ export async function createApp(
       await limits.close();
       await db.close();
     },
+  };
+}
+
+/**
+ * The derivation worker's script: the compiled derivation-worker.js beside this file, or,
+ * when the service runs from its TypeScript (tests, `npm run dev`), the .ts file behind
+ * tsx's loader, which the worker registers first (a worker inherits no loader).
+ */
+export function derivationWorker(): DerivationWorker {
+  const here = import.meta.url;
+  if (here.endsWith(".js")) return { script: new URL("./derivation-worker.js", here) };
+  const tsxDir = dirname(createRequire(here).resolve("tsx/package.json"));
+  const tsxApi = pathToFileURL(join(tsxDir, "dist/esm/api/index.mjs")).href;
+  const entry = new URL("./derivation-worker.ts", here).href;
+  return {
+    script: `import(${JSON.stringify(tsxApi)}).then(({ register }) => { register(); return import(${JSON.stringify(entry)}); })`,
+    options: { eval: true },
   };
 }
 

@@ -100,6 +100,11 @@ const schema = z.object({
   // erased bytes leave the files (locks each table meanwhile), `vacuum` only marks their
   // space reusable. Default: full on the embedded PGlite, vacuum on PostgreSQL.
   ERASURE_RECLAIM: z.enum(["full", "vacuum"]).optional(),
+  // The integrator's derivation (decrypt, indexes, leaves) of large passes runs in a
+  // worker thread (docs/write-path.md); `off` keeps it on the requests' thread.
+  DERIVATION_WORKER: z.enum(["on", "off"]).default("on"),
+  // Fewest events in a pass that go to that worker (smaller passes cost less here).
+  DERIVATION_WORKER_MIN_EVENTS: integer(0, 1_000_000).default(32),
 });
 
 /** The parsed configuration. */

@@ -19,7 +19,7 @@
  * takes it first).
  */
 import type { Logger } from "pino";
-import { type EventPayload, openPayload } from "../crypto/event-cipher.js";
+import type { EventPayload } from "../crypto/event-cipher.js";
 import type { Keyring } from "../crypto/keyring.js";
 import type { Db, Queryable } from "../store/db.js";
 import {
@@ -36,7 +36,8 @@ import {
   readJournal,
   writeIndex,
 } from "../store/log-integration.js";
-import { deriveIndexes } from "./derive.js";
+import type { DerivationRequest, DerivedEvent, DerivedLog } from "./derivation.js";
+import { createDeriver, type Deriver } from "./deriver.js";
 
 /** One event as sequenced by a pass. */
 export interface SequencedEvent {
@@ -50,6 +51,8 @@ export interface SequencedEvent {
   salt: Buffer;
   /** The context's ciphertext (null without a context, or when no stage asked for it). */
   context: Buffer | null;
+  /** The event's leaf in its log's tree, when the deriver computes leaves. */
+  leaf: Uint8Array | undefined;
 }
 
 /** The events a pass sequenced in one log, in log-index order. */
@@ -89,6 +92,11 @@ export interface IntegratorOptions {
   keyring: Keyring;
   logger: Logger;
   stages?: IntegrationStage[];
+  /**
+   * Where each event's payload is opened and its indexes (and leaf) derived; default: on
+   * this thread, without leaves.
+   */
+  deriver?: Deriver;
   /** Most events one pass sequences (shared between its logs). */
   maxEventsPerPass?: number;
   /** Most logs one pass takes. */
@@ -125,6 +133,7 @@ export function createIntegrator(options: IntegratorOptions): Integrator {
   const minInterval = options.minIntervalMs ?? 50;
   const idleInterval = options.idleIntervalMs ?? 250;
   const withContext = stages.some((stage) => stage.needsContext === true);
+  const deriver = options.deriver ?? createDeriver({ logger });
 
   let running: Promise<void> | undefined;
   let stopped = false;
@@ -147,19 +156,23 @@ export function createIntegrator(options: IntegratorOptions): Integrator {
       const advances: LogAdvance[] = [];
       const batches: SequencedBatch[] = [];
       let more = candidates.length === maxLogs;
-      for (const log of logs) {
+      const derived = await deriveAll(tx, logs, journal);
+      for (const [l, log] of logs.entries()) {
         const rows = journal.get(log.lockId) ?? [];
-        let sequenced: Sequenced;
-        try {
-          sequenced = await sequence(tx, log, rows);
-        } catch (error) {
+        const outcome = derived[l];
+        if (outcome === undefined || "error" in outcome) {
           // This log stays where it is (retried next pass); the others go on.
           logger.error(
-            { err: error, projectId: log.projectId, environment: log.environment },
+            {
+              err: outcome?.error ?? "not derived",
+              projectId: log.projectId,
+              environment: log.environment,
+            },
             "integrator: a journal row could not be opened",
           );
           continue;
         }
+        const sequenced = sequence(log, rows, outcome.events);
         const full = rows.length >= perLog;
         if (full) more = true;
         const last = rows.at(-1);
@@ -177,23 +190,57 @@ export function createIntegrator(options: IntegratorOptions): Integrator {
       return { integrated: index.length, more, busy };
     });
 
-  /** Opens a log's rows, numbers them from its size and derives their index rows. */
-  const sequence = async (
+  /**
+   * Derives every log's rows in one call (on this thread or in the worker). The keys are
+   * read here, in the pass's transaction (on PGlite it holds the one connection); a log
+   * whose keys cannot be read fails alone, as a row that cannot be opened does.
+   */
+  const deriveAll = async (
     tx: Queryable,
+    logs: readonly LockedLog[],
+    journal: Map<number, JournalRow[]>,
+  ): Promise<(DerivedLog | undefined)[]> => {
+    const requests: DerivationRequest[] = [];
+    const slots: (number | DerivedLog)[] = [];
+    for (const log of logs) {
+      const rows = journal.get(log.lockId) ?? [];
+      try {
+        const keys = await keyring.forProject(log.projectId, tx);
+        const dataKeys = new Map<number, Buffer>();
+        for (const row of rows) {
+          if (!dataKeys.has(row.keyVersion)) {
+            dataKeys.set(row.keyVersion, await keys.dataKey(row.keyVersion));
+          }
+        }
+        slots.push(requests.length);
+        requests.push({
+          projectId: log.projectId,
+          environment: log.environment,
+          firstIndex: log.size,
+          keys: { indexKey: keys.indexKey, dataKeys },
+          rows,
+        });
+      } catch (error) {
+        slots.push({ error: error instanceof Error ? error.message : String(error) });
+      }
+    }
+    const results = requests.length > 0 ? await deriver.derive(requests) : [];
+    return slots.map((slot) => (typeof slot === "number" ? results[slot] : slot));
+  };
+
+  /** Numbers a log's rows from its size, with what was derived from each. */
+  const sequence = (
     log: LockedLog,
     rows: readonly JournalRow[],
-  ): Promise<Sequenced> => {
-    // Keys not cached are read in the pass's transaction (on PGlite it holds the one
-    // connection).
-    const keys = await keyring.forProject(log.projectId, tx);
+    derived: readonly DerivedEvent[],
+  ): Sequenced => {
+    if (derived.length !== rows.length) {
+      throw new Error(`integrator: ${derived.length} events derived of ${rows.length}`);
+    }
     const events: SequencedEvent[] = [];
     const index: IndexRow[] = [];
     for (const [i, row] of rows.entries()) {
-      // Deriving takes ~0.1 ms an event on the requests' thread: a pass of thousands
-      // lets requests run every 100 events rather than hold them for its whole length.
-      if (i > 0 && i % 100 === 0) await new Promise<void>((resolve) => setImmediate(resolve));
-      const at = { projectId: log.projectId, environment: log.environment, eventId: row.eventId };
-      const opened = await openPayload(keys, at, row.keyVersion, row.payload);
+      const { payload, salt, indexes, leaf } = derived[i] as DerivedEvent;
       const logIndex = log.size + BigInt(i);
       events.push({
         logIndex,
@@ -201,9 +248,10 @@ export function createIntegrator(options: IntegratorOptions): Integrator {
         occurredMicros: row.occurredMicros,
         receivedAt: row.receivedAt,
         keyVersion: row.keyVersion,
-        payload: opened.payload,
-        salt: opened.salt,
+        payload,
+        salt,
         context: row.context,
+        leaf,
       });
       index.push({
         projectId: log.projectId,
@@ -214,7 +262,7 @@ export function createIntegrator(options: IntegratorOptions): Integrator {
         occurredAtText: row.occurredAtText,
         receivedAt: row.receivedAt,
         retentionDays: row.retentionDays,
-        indexes: deriveIndexes(keys, opened.payload),
+        indexes,
       });
     }
     const batch = {

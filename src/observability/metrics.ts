@@ -31,6 +31,8 @@ export interface Metrics {
   grpcUnaryServed(): void;
   /** A pass of this instance's integrator committed, sequencing `events`. */
   integrated(events: number): void;
+  /** Reads, at each scrape, how many integrator passes were derived in the worker thread. */
+  readWorkerPasses(source: () => number): void;
   /** A list waited `seconds` for the integrator (read-your-writes). */
   listWaited(seconds: number): void;
   /** Reads the logs' lag at each scrape. */
@@ -96,6 +98,18 @@ export function createMetrics(withDefaults = false): Metrics {
     name: "audit_integrator_events_total",
     help: "Events this instance's integrator sequenced and indexed.",
     registers: [registry],
+  });
+  let workerPassesSource: (() => number) | undefined;
+  let workerPassesCounted = 0;
+  new Counter({
+    name: "audit_integrator_worker_passes_total",
+    help: "Integrator passes whose events were derived in the worker thread (log/deriver.ts).",
+    registers: [registry],
+    collect() {
+      const passes = workerPassesSource?.() ?? 0;
+      if (passes > workerPassesCounted) this.inc(passes - workerPassesCounted);
+      workerPassesCounted = passes;
+    },
   });
   const listWaits = new Histogram({
     name: "audit_list_wait_seconds",
@@ -183,6 +197,9 @@ export function createMetrics(withDefaults = false): Metrics {
     },
     integrated(events) {
       integratedTotal.inc(events);
+    },
+    readWorkerPasses(source) {
+      workerPassesSource = source;
     },
     listWaited(seconds) {
       listWaits.observe(seconds);

@@ -1,8 +1,9 @@
 /**
  * The integrator's stage that grows each log's Merkle tree (tree-stage.ts) from the
  * journal's events: each event rendered as GET /api/events lists it (the renderer is the
- * API's own, passed in), with its context decrypted here, so the leaf commits to exactly
- * what a reader will see. Events numbered before the tree existed are read back by log
+ * API's own, passed in), with its context decrypted, so the leaf commits to exactly what a
+ * reader will see. The integrator's derivation normally computes the leaves already
+ * (createListedEventLeaf, log/deriver.ts); the stage renders those it did not. Events numbered before the tree existed are read back by log
  * index and decrypted the same way, a chunk at a time (tree-stage.ts), under the
  * integrator's lock of their log.
  */
@@ -18,6 +19,7 @@ import {
   createTreeStage,
   EVENTS_PER_YIELD,
   type LeafSource,
+  leafOfSource,
   type TreeStage,
   yieldToRequests,
 } from "./tree-stage.js";
@@ -52,6 +54,18 @@ function leafSource(
   };
 }
 
+/**
+ * The leaf of an event as GET /api/events lists it (`render`: the API's JSON of it): what
+ * the integrator's derivation computes for each event, on the requests' thread or in its
+ * worker (log/deriver.ts), and what this stage would compute from the same event.
+ */
+export function createListedEventLeaf(
+  crypto: LogCrypto,
+  render: (event: ListedEvent) => Record<string, unknown>,
+): (event: ListedEvent) => Promise<Uint8Array> {
+  return (event) => leafOfSource(crypto, leafSource(event, render));
+}
+
 interface BackfillRow {
   log_index: string;
   id: string;
@@ -73,6 +87,14 @@ export function createEventTreeStage(
     async lockLog(tx, lockId) {
       const [log] = await lockLogs(tx, [lockId]);
       return log === undefined ? undefined : Number(log.size);
+    },
+    computedLeaves(batch) {
+      const leaves: Uint8Array[] = [];
+      for (const event of batch.events) {
+        if (event.leaf === undefined) return undefined;
+        leaves.push(event.leaf);
+      }
+      return leaves;
     },
     async render(tx, batch) {
       const keys = await keyring.forProject(batch.projectId, tx);

@@ -55,11 +55,34 @@ export function yieldToRequests(): Promise<void> {
   return new Promise<void>((resolve) => setImmediate(resolve));
 }
 
+/**
+ * The leaf of docs/verifiable-log.md for an event, exactly as a verifier recomputes it
+ * from the listed JSON (tlog/leaf.ts `listedEventLeaf`), with the bound fields taken from
+ * the event rather than parsed back out of its JSON, which must show the same.
+ */
+export async function leafOfSource(crypto: LogCrypto, event: LeafSource): Promise<Uint8Array> {
+  const { json } = event;
+  if (json.eventId !== event.eventId || json.receivedAt !== event.receivedAt.toISOString()) {
+    throw new Error(`log tree: event ${event.eventId} is listed with another id or time`);
+  }
+  return encodeLeaf({
+    logIndex: event.logIndex,
+    receivedAtMs: event.receivedAt.getTime(),
+    eventId: event.eventId,
+    commitment: await eventCommitment(crypto, event.salt, json),
+  });
+}
+
 /** Options of createTreeStage. */
 export interface TreeStageOptions<B extends TreeBatch> {
   crypto: LogCrypto;
   /** Each event of the batch as its leaf reads it, in log-index order. */
   render(tx: Queryable, batch: B): Promise<LeafSource[]>;
+  /**
+   * The batch's leaves when they were computed already (by the integrator's derivation,
+   * with leafOfSource), in log-index order; undefined to render them here.
+   */
+  computedLeaves?(batch: B): readonly Uint8Array[] | undefined;
   /** The events at log indexes [from, to) of a log, as render gives them. */
   backfill(tx: Queryable, log: LogAddress, from: number, to: number): Promise<LeafSource[]>;
   /** Most backfilled leaves appended in one transaction (default 5,000). */
@@ -88,12 +111,7 @@ export function createTreeStage<B extends TreeBatch>(options: TreeStageOptions<B
   const { crypto } = options;
   const chunk = options.backfillChunk ?? 5_000;
 
-  /**
-   * The leaves of events at positions from, from + 1, ...: the leaf of docs/verifiable-log.md,
-   * exactly as a verifier recomputes it from the listed JSON (tlog/leaf.ts
-   * `listedEventLeaf`), with the bound fields taken from the event rather than parsed back
-   * out of its JSON, which must show the same.
-   */
+  /** The leaves of events at positions from, from + 1, ... (leafOfSource). */
   const leavesOf = async (events: readonly LeafSource[], from: number) => {
     const leaves: Uint8Array[] = [];
     for (const [i, event] of events.entries()) {
@@ -101,18 +119,7 @@ export function createTreeStage<B extends TreeBatch>(options: TreeStageOptions<B
       if (event.logIndex !== from + i) {
         throw new Error(`log tree: event at position ${from + i} says logIndex ${event.logIndex}`);
       }
-      const { json } = event;
-      if (json.eventId !== event.eventId || json.receivedAt !== event.receivedAt.toISOString()) {
-        throw new Error(`log tree: event ${event.eventId} is listed with another id or time`);
-      }
-      leaves.push(
-        encodeLeaf({
-          logIndex: event.logIndex,
-          receivedAtMs: event.receivedAt.getTime(),
-          eventId: event.eventId,
-          commitment: await eventCommitment(crypto, event.salt, json),
-        }),
-      );
+      leaves.push(await leafOfSource(crypto, event));
     }
     return leaves;
   };
@@ -150,7 +157,9 @@ export function createTreeStage<B extends TreeBatch>(options: TreeStageOptions<B
         appends.push({
           log,
           oldSize: size,
-          leaves: await leavesOf(await options.render(tx, batch), first),
+          leaves:
+            options.computedLeaves?.(batch) ??
+            (await leavesOf(await options.render(tx, batch), first)),
         });
       }
       await appendToTrees(crypto, tx, appends);

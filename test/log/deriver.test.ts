@@ -1,0 +1,170 @@
+/**
+ * The integrator's derivation in the worker thread (log/deriver.ts, derivation-worker.ts)
+ * gives byte for byte what it gives on the requests' thread: the opened payload and salt,
+ * every blind index and search token, and the leaf. A log whose rows cannot be opened fails
+ * alone in both. A worker that cannot start leaves derivation on the requests' thread.
+ */
+import { randomBytes, randomUUID } from "node:crypto";
+import pino from "pino";
+import { afterAll, describe, expect, it } from "vitest";
+import { derivationWorker } from "../../src/app.js";
+import { sealEvent } from "../../src/crypto/event-cipher.js";
+import type { ProjectKeys } from "../../src/crypto/keyring.js";
+import { encodeHtml } from "../../src/ingest/html-encoding.js";
+import { listedEventLeaf } from "../../src/listed-event-leaf.js";
+import {
+  type DerivationKeys,
+  type DerivationRequest,
+  type DerivedEvent,
+  type DerivedLog,
+  deriveLogs,
+} from "../../src/log/derivation.js";
+import { createDeriver, type Deriver } from "../../src/log/deriver.js";
+
+const logger = pino({ level: "silent" });
+const leafOf = listedEventLeaf();
+
+/** The events of a log's result (fails the test on an error). */
+function eventsOf(log: DerivedLog | undefined): DerivedEvent[] {
+  if (log === undefined || "error" in log) throw new Error(`no events: ${JSON.stringify(log)}`);
+  return log.events;
+}
+const deriversToClose: Deriver[] = [];
+
+afterAll(async () => {
+  for (const deriver of deriversToClose) await deriver.close();
+});
+
+function keysOf(projectId: string, keys: DerivationKeys, currentVersion: number): ProjectKeys {
+  return {
+    projectId,
+    currentVersion,
+    indexKey: keys.indexKey,
+    async dataKey(version) {
+      const key = keys.dataKeys.get(version);
+      if (!key) throw new Error("no key");
+      return key;
+    },
+  };
+}
+
+/** A log of `n` sealed events, under two data key versions, some with context. */
+async function logRequest(n: number, firstIndex: bigint): Promise<DerivationRequest> {
+  const projectId = randomUUID();
+  const environment = "live";
+  const keys: DerivationKeys = {
+    indexKey: randomBytes(32),
+    dataKeys: new Map([
+      [1, randomBytes(32)],
+      [2, randomBytes(32)],
+    ]),
+  };
+  const rows: DerivationRequest["rows"] = [];
+  for (let i = 0; i < n; i++) {
+    const eventId = randomUUID();
+    const version = (i % 2) + 1;
+    const sealed = await sealEvent(
+      keysOf(projectId, keys, version),
+      { projectId, environment, eventId },
+      {
+        actionKey: `doc.${i % 3 === 0 ? "created" : "updated"}`,
+        ...(i % 4 === 0 ? { action: "legacy action" } : {}),
+        entityType: "document",
+        entityId: encodeHtml(`doc <${i}> & co`),
+        actorType: "user",
+        actorId: `user_${i % 5}`,
+        ...(i % 3 === 1 ? { tenantId: `tenant ${i % 2}`, actorDisplay: "Zoë O'Brien" } : {}),
+        changes: [{ op: "set", path: "title", before: "a", after: `b ${i}` }],
+      },
+      i % 2 === 0 ? { ip: "10.0.0.1", nested: { n: i, list: [1, "two", null] } } : undefined,
+    );
+    rows.push({
+      eventId,
+      keyVersion: sealed.keyVersion,
+      payload: sealed.payload,
+      context: sealed.context ?? null,
+      occurredMicros: 1_700_000_000_123_456n + BigInt(i),
+      receivedAt: new Date(1_700_000_001_000 + i),
+    });
+  }
+  return { projectId, environment, firstIndex, keys, rows };
+}
+
+describe("derivation in the worker thread", () => {
+  it("gives exactly what derivation on the requests' thread gives", async () => {
+    const requests = [await logRequest(150, 0n), await logRequest(7, 1_000n)];
+    const here = await deriveLogs(requests, leafOf);
+    const deriver = createDeriver({
+      logger,
+      leafOf,
+      worker: derivationWorker(),
+      minEventsForWorker: 0,
+    });
+    deriversToClose.push(deriver);
+    const there = await deriver.derive(requests);
+    expect(deriver.workerPasses).toBe(1);
+    expect(there).toHaveLength(2);
+    for (const log of there) {
+      expect("events" in log && log.events.every((event) => event.leaf?.length === 65)).toBe(true);
+    }
+    expect(there).toEqual(here);
+    // Buffers on this side, as the integrator's writes expect.
+    const first = eventsOf(there[0])[0];
+    expect(Buffer.isBuffer(first?.salt)).toBe(true);
+    expect(Buffer.isBuffer(first?.indexes.actorIdx)).toBe(true);
+    expect(first?.indexes.searchTokens.length).toBeGreaterThan(10);
+  });
+
+  it("fails a log whose row does not open, and only that log", async () => {
+    const good = await logRequest(40, 0n);
+    const bad = await logRequest(40, 0n);
+    const row = bad.rows[17];
+    if (!row) throw new Error("no row");
+    const payload = Uint8Array.from(row.payload);
+    payload[payload.length - 1] = (payload.at(-1) ?? 0) ^ 1;
+    row.payload = payload;
+    const deriver = createDeriver({
+      logger,
+      leafOf,
+      worker: derivationWorker(),
+      minEventsForWorker: 0,
+    });
+    deriversToClose.push(deriver);
+    for (const results of [
+      await deriveLogs([good, bad], leafOf),
+      await deriver.derive([good, bad]),
+    ]) {
+      expect(eventsOf(results[0])).toHaveLength(40);
+      expect(results[1]).toEqual({ error: expect.any(String) });
+    }
+  });
+
+  it("stays on the requests' thread when the worker cannot start", async () => {
+    const deriver = createDeriver({
+      logger,
+      worker: { script: "throw new Error('no worker here')", options: { eval: true } },
+      minEventsForWorker: 0,
+    });
+    deriversToClose.push(deriver);
+    const request = await logRequest(3, 0n);
+    // The pass that met the broken worker fails (the integrator retries it) ...
+    await expect(deriver.derive([request])).rejects.toThrow(/no worker here/);
+    // ... and every later one is derived here.
+    const results = await deriver.derive([request]);
+    expect(results).toEqual(await deriveLogs([request], undefined));
+    expect(deriver.workerPasses).toBe(1);
+  });
+
+  it("leaves small passes on the requests' thread", async () => {
+    const deriver = createDeriver({
+      logger,
+      leafOf,
+      worker: derivationWorker(),
+      minEventsForWorker: 32,
+    });
+    deriversToClose.push(deriver);
+    const results = await deriver.derive([await logRequest(31, 0n)]);
+    expect(eventsOf(results[0])).toHaveLength(31);
+    expect(deriver.workerPasses).toBe(0);
+  });
+});
