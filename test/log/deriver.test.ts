@@ -155,6 +155,29 @@ describe("derivation in the worker thread", () => {
     expect(deriver.workerPasses).toBe(1);
   });
 
+  it("fails the passes a dying worker held, and starts a new one for the next", async () => {
+    // A stand-in worker: answers its first message (every log failed), then exits.
+    const script = `
+      const { parentPort } = require("node:worker_threads");
+      let seen = 0;
+      parentPort.on("message", (message) => {
+        if (seen++ > 0) process.exit(7);
+        parentPort.postMessage({ id: message.id, results: message.requests.map(() => ({ error: "first" })) });
+      });`;
+    const deriver = createDeriver({
+      logger,
+      worker: { script, options: { eval: true } },
+      minEventsForWorker: 0,
+    });
+    deriversToClose.push(deriver);
+    const request = await logRequest(2, 0n);
+    expect(await deriver.derive([request])).toEqual([{ error: "first" }]);
+    await expect(deriver.derive([request])).rejects.toThrow(/exited with code 7/);
+    // A new worker, not derivation on this thread: the old one had worked.
+    expect(await deriver.derive([request])).toEqual([{ error: "first" }]);
+    expect(deriver.workerPasses).toBe(3);
+  });
+
   it("leaves small passes on the requests' thread", async () => {
     const deriver = createDeriver({
       logger,
