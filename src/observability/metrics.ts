@@ -37,8 +37,11 @@ export interface Metrics {
   listWaited(seconds: number): void;
   /** Reads the logs' lag at each scrape. */
   readLogLag(source: () => Promise<LogLag>): void;
-  /** A request refused because its class had too many in progress (transport/admission.ts). */
-  overloadRefused(admissionClass: string): void;
+  /**
+   * A request refused with 503 by admission control (transport/admission.ts): its class
+   * had too many in progress (`in_flight`) or the event loop was behind (`queue_delay`).
+   */
+  overloadRefused(admissionClass: string, reason: string): void;
   /** Reads the requests in progress per admission class at each scrape. */
   readInFlight(source: () => Record<string, number>): void;
 }
@@ -119,8 +122,8 @@ export function createMetrics(withDefaults = false): Metrics {
   });
   const overloaded = new Counter({
     name: "audit_requests_overloaded_total",
-    help: "Requests refused with 503 because too many of their class were in progress.",
-    labelNames: ["class"] as const,
+    help: "Requests refused with 503 by admission control, by class and reason (in_flight: too many of their class in progress; queue_delay: the event loop was behind).",
+    labelNames: ["class", "reason"] as const,
     registers: [registry],
   });
   let inFlightSource: (() => Record<string, number>) | undefined;
@@ -207,8 +210,8 @@ export function createMetrics(withDefaults = false): Metrics {
     readLogLag(source) {
       lagSource = source;
     },
-    overloadRefused(admissionClass) {
-      overloaded.inc({ class: admissionClass });
+    overloadRefused(admissionClass, reason) {
+      overloaded.inc({ class: admissionClass, reason });
     },
     readInFlight(source) {
       inFlightSource = source;

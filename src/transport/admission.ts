@@ -24,6 +24,11 @@
  * A request (unary) never waits: a free slot goes to a waiting stream event first, so a
  * request finds none while streams wait and is refused at once.
  *
+ * Beside the count, the event loop's delay (queue-delay.ts): while the loop is behind, a
+ * call of a limited class is refused with the same answer before it takes a slot, and a
+ * stream event waits until the loop has caught up before it waits for a slot. The count
+ * cannot see requests that wait to be read; the delay can.
+ *
  * Invariant: a slot is taken before the operation does anything and given back exactly
  * once, when its answer is settled (whatever the outcome); a refused call has done
  * nothing, so retrying it is always safe.
@@ -37,9 +42,16 @@ import type {
   StreamOperations,
 } from "../api/operation.js";
 import { Messages, ServiceError } from "../errors.js";
+import type { LoadShedder } from "./queue-delay.js";
 
 /** The classes of operation, each with its own budget. */
 export type AdmissionClass = "ingest" | "read";
+
+/**
+ * Why a call was refused: its class had all its slots taken (`in_flight`), or the event
+ * loop was behind (`queue_delay`, queue-delay.ts).
+ */
+export type RefusalReason = "in_flight" | "queue_delay";
 
 /** The most requests of each class in progress at once; 0 for no limit. */
 export type AdmissionLimits = Readonly<Record<AdmissionClass, number>>;
@@ -139,8 +151,10 @@ export interface Admission {
 /** Options of the admission control. */
 export interface AdmissionOptions {
   limits: AdmissionLimits;
+  /** When set, calls of a limited class are also refused while it sheds (queue-delay.ts). */
+  shedder?: LoadShedder;
   /** Called for each refused call (metrics). */
-  onRefused?: (admissionClass: AdmissionClass) => void;
+  onRefused?: (admissionClass: AdmissionClass, reason: RefusalReason) => void;
 }
 
 // The class of each service's methods: the rest (AdminService, the health and
@@ -163,8 +177,9 @@ export function createAdmission(options: AdmissionOptions): Admission {
     ingest: createGate(options.limits.ingest),
     read: createGate(options.limits.read),
   };
-  const refuse = (admission: AdmissionClass) => {
-    options.onRefused?.(admission);
+  const { shedder } = options;
+  const refuse = (admission: AdmissionClass, reason: RefusalReason) => {
+    options.onRefused?.(admission, reason);
     return overloaded();
   };
 
@@ -180,7 +195,8 @@ export function createAdmission(options: AdmissionOptions): Admission {
         }
         const gate = gates[admission];
         admitted.set(method, async (call) => {
-          if (!gate.tryEnter()) throw refuse(admission);
+          if (shedder?.shedding) throw refuse(admission, "queue_delay");
+          if (!gate.tryEnter()) throw refuse(admission, "in_flight");
           try {
             return await operation(call);
           } finally {
@@ -199,7 +215,7 @@ export function createAdmission(options: AdmissionOptions): Admission {
           continue;
         }
         const gate = gates[admission];
-        admitted.set(method, (call) => admitStream(gate, call, operation));
+        admitted.set(method, (call) => admitStream(gate, shedder, call, operation));
       }
       return admitted;
     },
@@ -208,18 +224,20 @@ export function createAdmission(options: AdmissionOptions): Admission {
 
 /**
  * A stream whose requests each take a slot when read, waiting for one when none is free
- * (reading nothing more meanwhile), given back when the operation yields its answer.
+ * (reading nothing more meanwhile), given back when the operation yields its answer; while
+ * the loop is behind (`shedder`), a request read waits for it to catch up first.
  * Relies on the operation's contract: one answer per request read, in the order read.
  */
 async function* admitStream(
   gate: Gate,
+  shedder: LoadShedder | undefined,
   call: StreamCall,
   operation: StreamOperation,
 ): AsyncGenerator<Message> {
   // Requests read (each holding a slot) and not yet answered.
   let holding = 0;
   let finished = false;
-  // Ends a wait for a slot when the client goes away or the stream is over.
+  // Ends a wait (for the loop, for a slot) when the client goes away or the stream is over.
   const over = new AbortController();
   const stop = () => over.abort();
   call.signal?.addEventListener("abort", stop, { once: true });
@@ -227,6 +245,7 @@ async function* admitStream(
   const requests = (async function* () {
     for await (const read of call.requests) {
       try {
+        if (shedder?.shedding) await shedder.cleared(over.signal);
         await gate.enter(over.signal);
       } catch {
         // No slot was taken. The requests end rather than fail: the operation may no

@@ -29,6 +29,7 @@ import { createGrpcUnary } from "./grpc-unary.js";
 import { createHttpHandler, notFound, type ReadinessCheck } from "./http-handler.js";
 import { createHttpsRule } from "./https-required.js";
 import type { NodeRequest, NodeResponse } from "./node-http.js";
+import type { LoadShedder } from "./queue-delay.js";
 import { createFactsReader } from "./request-facts.js";
 import { createRestRouter } from "./rest.js";
 import { createRestStreams, EXPORT_PATH, STREAM_PATH } from "./rest-streams.js";
@@ -61,6 +62,11 @@ export interface EdgeOptions {
    * it, nothing is limited.
    */
   admission?: AdmissionLimits;
+  /**
+   * The event loop's delay (queue-delay.ts): while it sheds, the classes admission limits
+   * get the same fast 503. Without it, only the count refuses.
+   */
+  shedder?: LoadShedder;
 }
 
 /** The REST routes browsers may call from other origins (with a frontend token). */
@@ -102,7 +108,8 @@ export function createEdge(options: EdgeOptions): (req: NodeRequest, res: NodeRe
   // Every path below calls the admitted operations: one limit for every protocol.
   const admission = createAdmission({
     limits: options.admission ?? { ingest: 0, read: 0 },
-    onRefused: (admissionClass) => metrics.overloadRefused(admissionClass),
+    ...(options.shedder ? { shedder: options.shedder } : {}),
+    onRefused: (admissionClass, reason) => metrics.overloadRefused(admissionClass, reason),
   });
   metrics.readInFlight(() => ({
     ingest: admission.gates.ingest.inFlight,
