@@ -62,6 +62,7 @@ import { createProjectStore, type ProjectStore } from "./store/projects.js";
 import { createNodeLogCrypto } from "./tlog/node-crypto.js";
 import { createEdge } from "./transport/edge.js";
 import type { NodeRequest, NodeResponse } from "./transport/node-http.js";
+import { watchLoopDelay } from "./transport/queue-delay.js";
 import { type ListeningServer, listen } from "./transport/server.js";
 import { createCheckpointPublisher } from "./verifiable-log/checkpoint-publisher.js";
 import { createEventTreeStage } from "./verifiable-log/event-tree-stage.js";
@@ -335,6 +336,11 @@ export async function createApp(
     ),
     ...erasureOperations(erasure, adminGuard),
   ]);
+  // Shedding by the event loop's delay (docs/reliability.md, Overload); stopped at close.
+  const loopDelay = watchLoopDelay({
+    targetMs: config.LOOP_DELAY_TARGET_MS,
+    intervalMs: config.LOOP_DELAY_INTERVAL_MS,
+  });
   const handler = createEdge({
     services: SERVICES,
     operations,
@@ -348,6 +354,7 @@ export async function createApp(
     corsOrigins: config.CORS_ORIGINS,
     ...(config.METRICS_TOKEN ? { metricsToken: config.METRICS_TOKEN } : {}),
     admission: { ingest: config.INGEST_MAX_IN_FLIGHT, read: config.READ_MAX_IN_FLIGHT },
+    ...(loopDelay ? { shedder: loopDelay } : {}),
     readiness: { database: () => db.ping() },
     ...(limits.redisPing ? { optionalReadiness: { redis: limits.redisPing } } : {}),
   });
@@ -415,6 +422,7 @@ export async function createApp(
     async close() {
       closed = true;
       streamsEnd.abort();
+      loopDelay?.stop();
       startup.stop();
       clearInterval(sweeper);
       await events.drain();

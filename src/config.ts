@@ -79,6 +79,11 @@ const schema = z.object({
   // tokens); beyond, a fast 503 with Retry-After. 0 turns a limit off.
   INGEST_MAX_IN_FLIGHT: integer(0, 1_000_000).default(256),
   READ_MAX_IN_FLIGHT: integer(0, 1_000_000).default(64),
+  // Shedding by queueing delay (docs/reliability.md, Overload): once the event loop's delay
+  // has stayed at or above the target for the interval, those classes get the same fast 503
+  // until it is back under the target. 0 turns it off.
+  LOOP_DELAY_TARGET_MS: integer(0, 60_000).default(500),
+  LOOP_DELAY_INTERVAL_MS: integer(1, 60_000).default(1_000),
   WORKERS: integer(1, 64).default(1),
   // Follow streams (docs/export.md): a heartbeat after this long without events, and a
   // look at the log this often when no notification came.

@@ -69,6 +69,8 @@ export async function spawnService(
     ADMIN_TOKEN: adminToken,
     LOG_LEVEL: "info",
     API_KEY_CACHE_SECONDS: "0",
+    // As in test-server.ts: no shedding by the loop's delay on a loaded test machine.
+    LOOP_DELAY_TARGET_MS: "0",
   };
   if (options.storageEnv) {
     Object.assign(childEnv, options.storageEnv, env);

@@ -74,6 +74,11 @@ export async function startTestServer(
     ADMIN_TOKEN: adminToken,
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "silent",
     API_KEY_CACHE_SECONDS: "0",
+    // No shedding by the event loop's delay (src/transport/queue-delay.ts): the suite runs
+    // many servers in its own processes on a loaded machine, where a loop behind for a
+    // second is the test's doing (synchronous PGlite, generators), and a 503 would fail an
+    // unrelated test. Its tests turn it on.
+    LOOP_DELAY_TARGET_MS: "0",
   };
 
   const storage = await createIsolatedStorage();
