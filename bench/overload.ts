@@ -19,8 +19,12 @@
  * 201s and of refusals, the service's RSS (/proc), its event-loop lag (p99 and max from
  * /metrics, which prom-client resets at each scrape), and the latency of /healthz (every
  * 250 ms) and of a List Events (every second) sent beside the load.
- * `--limit <n>` sets INGEST_MAX_IN_FLIGHT (0: no admission control, the "before").
- * Prints a table per phase and writes bench/results/overload-<storage>-<limit>.json.
+ * `--limit <n>` sets INGEST_MAX_IN_FLIGHT (0: no admission control, the "before");
+ * `--loop-delay-target <ms>` sets LOOP_DELAY_TARGET_MS (0: no shedding by the loop's delay).
+ * The 503s of each phase are split by reason from /metrics (`in_flight`: the count,
+ * `queue_delay`: the loop's delay).
+ * Prints a table per phase and writes
+ * bench/results/overload-<storage>-<limit>[-delay<target>].json.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -38,6 +42,7 @@ const { values } = parseArgs({
   options: {
     postgres: { type: "boolean", default: false },
     limit: { type: "string" },
+    "loop-delay-target": { type: "string" },
     capacity: { type: "string" },
     "capacity-seconds": { type: "string", default: "15" },
     connections: { type: "string", default: "64" },
@@ -53,6 +58,7 @@ const { values } = parseArgs({
 const root = new URL("..", import.meta.url).pathname;
 const REQUEST_TIMEOUT_MS = 30_000;
 const storage = values.postgres ? "postgresql" : "pglite";
+const delayTarget = values["loop-delay-target"];
 
 interface Outcome {
   /** Seconds since the run's start, of the request's scheduled time. */
@@ -69,6 +75,9 @@ interface Sample {
   rssMb: number;
   loopLagP99Ms?: number;
   loopLagMaxMs?: number;
+  /** Ingest 503s so far, by reason (audit_requests_overloaded_total). */
+  shedInFlight?: number;
+  shedQueueDelay?: number;
 }
 
 interface Probe {
@@ -110,6 +119,7 @@ async function main(): Promise<void> {
     DATA_DIR: dataDir,
   };
   if (values.limit !== undefined) env.INGEST_MAX_IN_FLIGHT = values.limit;
+  if (delayTarget !== undefined) env.LOOP_DELAY_TARGET_MS = delayTarget;
   const database = "audit_bench_overload";
   if (values.postgres) {
     env.DATABASE_URL = await recreateDatabase(database);
@@ -373,6 +383,17 @@ function startSampling(pid: number, base: string, key: string, t0: number) {
     const max = gauge("nodejs_eventloop_lag_max_seconds");
     if (p99 !== undefined) entry.loopLagP99Ms = p99;
     if (max !== undefined) entry.loopLagMaxMs = max;
+    const refused = (reason: string) => {
+      const match = new RegExp(
+        `^audit_requests_overloaded_total\\{class="ingest",reason="${reason}"\\} (\\d+)$`,
+        "m",
+      ).exec(metrics.body);
+      return match ? Number(match[1]) : undefined;
+    };
+    const inFlight = refused("in_flight");
+    const queueDelay = refused("queue_delay");
+    if (inFlight !== undefined) entry.shedInFlight = inFlight;
+    if (queueDelay !== undefined) entry.shedQueueDelay = queueDelay;
   };
   const timers = [
     setInterval(() => void sample(), 1000),
@@ -466,10 +487,19 @@ function report(started: Date, capacity: number, phases: [string, number, number
     const lists = probes.filter((p) => p.kind === "list" && inPhase(p.at));
     const summary = summarize(list, seconds);
     const retryAfter = new Set(list.filter((o) => o.status === 503).map((o) => o.retryAfter));
+    // The counters are cumulative: a phase's share is its last sample minus the one before.
+    const before = samples.filter((s) => s.at < offset).at(-1);
+    const lastIn = samples.filter((s) => inPhase(s.at)).at(-1);
+    const delta = (pick: (s: Sample) => number | undefined) =>
+      lastIn ? (pick(lastIn) ?? 0) - ((before && pick(before)) ?? 0) : null;
     phaseRows.push({
       phase,
       ...summary,
       retryAfterValues: [...retryAfter],
+      refusedByReason: {
+        in_flight: delta((s) => s.shedInFlight),
+        queue_delay: delta((s) => s.shedQueueDelay),
+      },
       peakRssMb: Math.round(Math.max(0, ...rss)),
       maxLoopLagMs: Math.round(Math.max(0, ...lag)),
       healthz: {
@@ -494,12 +524,17 @@ function report(started: Date, capacity: number, phases: [string, number, number
     storage,
     loadAverage: loadavg(),
     ingestMaxInFlight: values.limit ?? "default",
+    loopDelayTargetMs: delayTarget ?? "default",
     capacityPerSecond: Math.round(capacity),
     bodyBytes,
     phases: phaseRows,
     perSecond,
   };
-  const file = join(root, `bench/results/overload-${storage}-${values.limit ?? "default"}.json`);
+  const delaySuffix = delayTarget === undefined ? "" : `-delay${delayTarget}`;
+  const file = join(
+    root,
+    `bench/results/overload-${storage}-${values.limit ?? "default"}${delaySuffix}.json`,
+  );
   void mkdir(join(root, "bench/results"), { recursive: true }).then(() =>
     writeFile(file, `${JSON.stringify(output, null, 2)}\n`),
   );
