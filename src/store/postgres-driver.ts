@@ -111,8 +111,17 @@ export function createPostgresDb(options: PostgresOptions): Db {
         abandon = reject;
       });
       let timer: NodeJS.Timeout | undefined;
+      // Set once the transaction has settled, committed or not. A transaction whose
+      // connection closed while it waited on something else (the integrator's pass awaits
+      // its derivation worker) has already rejected, but its work goes on: its next query
+      // would go to postgres.js's closed connection, which writes to its null socket inside
+      // an async function nobody awaits, an unhandled rejection that ends the process (seen
+      // in CI: a pass after pg_terminate_backend). Such a query is not sent and never
+      // settles, so the work stops there and sql.begin sends no ROLLBACK either.
+      let settled = false;
       const scoped = (tx: postgres.TransactionSql): Queryable => ({
         query: async <Row>(text: string, params?: readonly unknown[]) => {
+          if (settled) return new Promise<never>(() => {});
           try {
             return await run<Row>(tx, text, params);
           } catch (error) {
@@ -132,6 +141,7 @@ export function createPostgresDb(options: PostgresOptions): Db {
         retire(pool, error);
         throw error;
       } finally {
+        settled = true;
         clearTimeout(timer);
       }
     },
