@@ -138,13 +138,17 @@ export async function reclaimErasedSpace(
 }
 
 /**
- * Waits, at most `timeoutMs`, until no other session of this database holds a snapshot
- * taken before the call. VACUUM (FULL or not) keeps every deleted row that some open
- * snapshot may still see ("recently dead"): a report, an export or an autovacuum ANALYZE
- * that started before the erasure committed would otherwise keep the erased bytes in the
- * rewritten files. Returns whether the horizon passed in time; past the bound the clean-up
- * goes ahead and the next erasure's clean-up takes what this one had to leave. PGlite has
- * one session, ours, so there is nothing to wait for.
+ * Waits, at most `timeoutMs`, until no other session of the server holds a snapshot or a
+ * transaction id older than the call. VACUUM (FULL or not) keeps every deleted row that
+ * some open transaction may still see ("recently dead"): a report, an export or an
+ * autovacuum ANALYZE that started before the erasure committed would otherwise keep the
+ * erased bytes in the rewritten files. Sessions of other databases count too: a migration's
+ * CREATE INDEX in another database of the server was seen holding this database's dead
+ * rows (VACUUM VERBOSE: "3 dead row versions cannot be removed yet"). Returns whether the
+ * horizon passed in time; past the bound the clean-up goes ahead and the next erasure's
+ * clean-up takes what this one had to leave. Sessions of other roles show no transaction
+ * ids without pg_read_all_stats, so they are not waited for. PGlite has one session, ours,
+ * so there is nothing to wait for.
  */
 export async function waitForEarlierSnapshots(db: Db, timeoutMs: number): Promise<boolean> {
   if (db.driver === "pglite") return true;
@@ -158,7 +162,7 @@ export async function waitForEarlierSnapshots(db: Db, timeoutMs: number): Promis
     // age() orders 32-bit transaction ids modulo wraparound: older means a larger age.
     const [row] = await db.query<{ holders: number }>(
       `select count(*)::int as holders from pg_stat_activity
-        where datname = current_database() and pid <> pg_backend_pid()
+        where pid <> pg_backend_pid()
           and (age(backend_xmin) > age($1::text::xid) or age(backend_xid) > age($1::text::xid))`,
       [horizon],
     );
