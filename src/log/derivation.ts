@@ -74,7 +74,7 @@ function projectKeys(projectId: string, keys: DerivationKeys): ProjectKeys {
 }
 
 /** Milliseconds of a microsecond timestamp, rounded down (before 1970 too), as lists do. */
-function millis(micros: bigint): number {
+export function millis(micros: bigint): number {
   return Number((micros - (((micros % 1000n) + 1000n) % 1000n)) / 1000n);
 }
 

@@ -11,6 +11,7 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import { openContext } from "../crypto/event-cipher.js";
 import type { Keyring } from "../crypto/keyring.js";
 import { type ListedEvent, openListedEvent } from "../events/reader-query.js";
+import { millis } from "../log/derivation.js";
 import type { IntegrationStage, SequencedBatch } from "../log/integrator.js";
 import type { Queryable } from "../store/db.js";
 import { lockLogs } from "../store/log-integration.js";
@@ -33,11 +34,6 @@ export interface EventTreeStageOptions {
   render(event: ListedEvent): Record<string, unknown>;
   /** Most events backfilled in one transaction (tree-stage.ts; default 5,000). */
   backfillChunk?: number;
-}
-
-/** Milliseconds of a microsecond timestamp, rounded down (before 1970 too), as lists do. */
-function millis(micros: bigint): number {
-  return Number((micros - (((micros % 1000n) + 1000n) % 1000n)) / 1000n);
 }
 
 /** A listed event as its leaf reads it (render: the API's JSON of it). */

@@ -35,6 +35,13 @@ afterAll(async () => {
   for (const deriver of deriversToClose) await deriver.close();
 });
 
+/** A deriver with the service's worker and leaf, closed after the tests. */
+function workerDeriver(minEventsForWorker: number): Deriver {
+  const deriver = createDeriver({ logger, leafOf, worker: derivationWorker(), minEventsForWorker });
+  deriversToClose.push(deriver);
+  return deriver;
+}
+
 function keysOf(projectId: string, keys: DerivationKeys, currentVersion: number): ProjectKeys {
   return {
     projectId,
@@ -94,13 +101,7 @@ describe("derivation in the worker thread", () => {
   it("gives exactly what derivation on the requests' thread gives", async () => {
     const requests = [await logRequest(150, 0n), await logRequest(7, 1_000n)];
     const here = await deriveLogs(requests, leafOf);
-    const deriver = createDeriver({
-      logger,
-      leafOf,
-      worker: derivationWorker(),
-      minEventsForWorker: 0,
-    });
-    deriversToClose.push(deriver);
+    const deriver = workerDeriver(0);
     const there = await deriver.derive(requests);
     expect(deriver.workerPasses).toBe(1);
     expect(there).toHaveLength(2);
@@ -123,13 +124,7 @@ describe("derivation in the worker thread", () => {
     const payload = Uint8Array.from(row.payload);
     payload[payload.length - 1] = (payload.at(-1) ?? 0) ^ 1;
     row.payload = payload;
-    const deriver = createDeriver({
-      logger,
-      leafOf,
-      worker: derivationWorker(),
-      minEventsForWorker: 0,
-    });
-    deriversToClose.push(deriver);
+    const deriver = workerDeriver(0);
     for (const results of [
       await deriveLogs([good, bad], leafOf),
       await deriver.derive([good, bad]),
@@ -179,13 +174,7 @@ describe("derivation in the worker thread", () => {
   });
 
   it("leaves small passes on the requests' thread", async () => {
-    const deriver = createDeriver({
-      logger,
-      leafOf,
-      worker: derivationWorker(),
-      minEventsForWorker: 32,
-    });
-    deriversToClose.push(deriver);
+    const deriver = workerDeriver(32);
     const results = await deriver.derive([await logRequest(31, 0n)]);
     expect(eventsOf(results[0])).toHaveLength(31);
     expect(deriver.workerPasses).toBe(0);
