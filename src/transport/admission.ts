@@ -34,7 +34,6 @@
  * nothing, so retrying it is always safe.
  */
 import type { DescMethod, Message } from "@bufbuild/protobuf";
-import { Code, ConnectError } from "@connectrpc/connect";
 import type {
   Operations,
   StreamCall,
@@ -43,6 +42,7 @@ import type {
 } from "../api/operation.js";
 import { Messages, ServiceError } from "../errors.js";
 import type { LoadShedder } from "./queue-delay.js";
+import { waitInLine } from "./wait-queue.js";
 
 /** The classes of operation, each with its own budget. */
 export type AdmissionClass = "ingest" | "read";
@@ -100,20 +100,7 @@ export function createGate(limit: number): Gate {
         inFlight++;
         return Promise.resolve();
       }
-      return new Promise<void>((resolve, reject) => {
-        if (signal?.aborted) return reject(cancelled(signal));
-        const admit = () => {
-          signal?.removeEventListener("abort", abort);
-          resolve();
-        };
-        const abort = () => {
-          const at = waiting.indexOf(admit);
-          if (at >= 0) waiting.splice(at, 1);
-          reject(cancelled(signal));
-        };
-        signal?.addEventListener("abort", abort, { once: true });
-        waiting.push(admit);
-      });
+      return waitInLine(waiting, signal);
     },
     leave() {
       const next = waiting.shift();
@@ -125,14 +112,6 @@ export function createGate(limit: number): Gate {
     },
     limit,
   };
-}
-
-/** The error of a wait ended by the client going away: a cancellation, never logged. */
-function cancelled(signal: AbortSignal | undefined): ConnectError {
-  const reason: unknown = signal?.reason;
-  return reason instanceof ConnectError
-    ? reason
-    : new ConnectError("stream cancelled", Code.Canceled);
 }
 
 /** What the edge needs to admit calls. */

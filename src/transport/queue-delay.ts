@@ -24,6 +24,7 @@
  * made-up samples; shedding ends at the first sample under the target, and when the
  * sampler stops, so nothing waits on it for good.
  */
+import { waitInLine } from "./wait-queue.js";
 
 /** The bound on the loop's delay and how long it must be exceeded before shedding. */
 export interface QueueDelayOptions {
@@ -88,26 +89,9 @@ export function createDelayShedder(options: QueueDelayOptions): DelayShedder {
     },
     cleared(signal) {
       if (!shedding) return Promise.resolve();
-      return new Promise<void>((resolve, reject) => {
-        if (signal?.aborted) return reject(abortReason(signal));
-        const resume = () => {
-          signal?.removeEventListener("abort", abort);
-          resolve();
-        };
-        const abort = () => {
-          const at = waiting.indexOf(resume);
-          if (at >= 0) waiting.splice(at, 1);
-          reject(abortReason(signal));
-        };
-        signal?.addEventListener("abort", abort, { once: true });
-        waiting.push(resume);
-      });
+      return waitInLine(waiting, signal);
     },
   };
-}
-
-function abortReason(signal: AbortSignal | undefined): unknown {
-  return signal?.reason ?? new Error("aborted");
 }
 
 /** How often the loop's delay is sampled when it is not behind (ms). */
