@@ -13,7 +13,23 @@
  * its scheduled time (latency counts any wait in the generator: no coordinated
  * omission), over up to `--sockets` (4,000) keep-alive connections, as many independent
  * clients would; past `--max-outstanding` (20,000) unanswered, a request is not sent and
- * counted as dropped by the generator. A request unanswered after 30 s is a timeout.
+ * counted as dropped by the generator. A request unanswered 30 s after its scheduled time
+ * is a timeout.
+ * The generator is a raw HTTP/1.1 client (bench/raw-http-client.ts: `net` sockets opened
+ * when needed, one request at a time on each, pre-encoded requests, a minimal response
+ * parser, one timeout sweep a second) rather than node:http, whose CPU cost per request is
+ * too high at 3 × C on two cores shared with the service and PostgreSQL. A request that
+ * finds every connection busy waits in a FIFO in the generator. Each phase reports
+ * `generatorWaitMs`, the p50/p99/max of write time − scheduled time (requests sent):
+ * small, the generator kept up and the latencies are the service's. Of it,
+ * `generatorLateMs` (scheduled time to `send`) is the generator's own loop being late (its
+ * CPU); the rest is the wait for a free connection, all `--sockets` clients waiting for
+ * the service's answers (with more clients, that queue would be in the service's socket
+ * buffers instead). `serviceMs` is the service's own part: write to answer, of the 201s
+ * and of the other requests sent.
+ * At the end, stderr says how many connections were opened, how long they took to connect
+ * (a burst of new connections past the service's listen backlog waits for SYN
+ * retransmissions: 1 s, 3 s, 7 s...) and why requests got no answer (status 0).
  *
  * Recorded per second: offered, 201s and every other status, the p50/p99/max latency of
  * 201s and of refusals, the service's RSS (/proc), its event-loop lag (p99 and max from
@@ -37,6 +53,7 @@ import { Environment, Plan } from "../gen/audit/v1/admin_pb.js";
 import { createAdminClient } from "../src/admin/admin-client.js";
 import { sampleEvent } from "./event-body.js";
 import { dropDatabase, recreateDatabase } from "./machine.js";
+import { createRawClient, encodeRequest, type RawClient } from "./raw-http-client.js";
 
 const { values } = parseArgs({
   options: {
@@ -68,6 +85,10 @@ interface Outcome {
   status: number;
   ms: number;
   retryAfter?: string;
+  /** From the scheduled time to the request's write on a connection; absent if not written. */
+  waitMs?: number;
+  /** From the scheduled time to its handing to the client (the generator's loop late). */
+  lateMs?: number;
 }
 
 interface Sample {
@@ -138,8 +159,8 @@ async function main(): Promise<void> {
     });
     keys.push(created.secret);
   }
-  const agent = new Agent({ keepAlive: true, maxSockets: Number(values.sockets) });
-  const post = createPoster(service.port, agent, keys);
+  const client = createPoster(service.port, keys);
+  const post: Poster = client;
 
   let capacity = Number(values.capacity ?? 0);
   if (!capacity) {
@@ -172,6 +193,14 @@ async function main(): Promise<void> {
   // Every request sent has been answered or timed out before the figures are read.
   await post.idle();
   sampler.stop();
+  const connects = [...client.connectMs].sort((a, b) => a - b);
+  const connectMs = [50, 99].map((p) => `p${p} ${round(percentile(connects, p))}`).join(", ");
+  process.stderr.write(
+    `  generator: ${client.opened} connections opened (connect ms: ${connectMs}, ` +
+      `max ${round(connects.at(-1))}), ${client.sockets} still open; ` +
+      `no answer (0) by cause: ${JSON.stringify(client.failures)}\n`,
+  );
+  client.close();
   await stop(service.child);
   if (values.postgres) await dropDatabase(database);
   await rm(dataDir, { recursive: true, force: true });
@@ -223,69 +252,33 @@ interface Poster {
   idle(): Promise<void>;
 }
 
-function createPoster(port: number, agent: Agent, keys: string[]): Poster {
-  let sequence = 0;
-  let outstanding = 0;
-  let idleWaiters: (() => void)[] = [];
-  return {
-    get outstanding() {
-      return outstanding;
-    },
-    idle() {
-      if (outstanding === 0) return Promise.resolve();
-      return new Promise((resolve) => idleWaiters.push(resolve));
-    },
-    send(scheduled) {
-      sequence++;
-      outstanding++;
-      const body = bodies[sequence % bodies.length] ?? "";
-      return new Promise((resolve) => {
-        let settled = false;
-        const settle = (status: number, retryAfter?: string) => {
-          if (settled) return;
-          settled = true;
-          outstanding--;
-          if (outstanding === 0) {
-            for (const wake of idleWaiters) wake();
-            idleWaiters = [];
-          }
-          resolve({
-            status,
-            ms: performance.now() - scheduled,
-            ...(retryAfter === undefined ? {} : { retryAfter }),
-          });
-        };
-        const req = request(
-          {
-            host: "127.0.0.1",
-            port,
-            method: "POST",
-            path: "/api/ingest/event",
-            agent,
-            headers: {
-              "content-type": "application/json",
-              "content-length": Buffer.byteLength(body),
-              authorization: `Bearer ${keys[sequence % keys.length]}`,
-            },
-          },
-          (res) => {
-            res.resume();
-            res.once("end", () => {
-              const retryAfter = res.headers["retry-after"];
-              settle(res.statusCode ?? 0, typeof retryAfter === "string" ? retryAfter : undefined);
-            });
-            res.once("error", () => settle(0));
-          },
-        );
-        req.setTimeout(REQUEST_TIMEOUT_MS, () => {
-          settle(-1);
-          req.destroy();
-        });
-        req.once("error", () => settle(0));
-        req.end(body);
-      });
-    },
-  };
+/**
+ * The raw client over `--sockets` connections, sending the Create Events in turn: each of
+ * the bodies with each of the keys, pre-encoded once (bodies[n % 512] with keys[n % 40],
+ * so lcm(512, 40) requests).
+ */
+function createPoster(port: number, keys: string[]): RawClient {
+  const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
+  const count = (bodies.length * keys.length) / gcd(bodies.length, keys.length);
+  const requests = Array.from({ length: count }, (_, n) =>
+    encodeRequest({
+      method: "POST",
+      path: "/api/ingest/event",
+      host: `127.0.0.1:${port}`,
+      headers: {
+        "Content-Type": "application/json",
+        Authorization: `Bearer ${keys[n % keys.length]}`,
+      },
+      body: bodies[n % bodies.length] ?? "",
+    }),
+  );
+  return createRawClient({
+    host: "127.0.0.1",
+    port,
+    maxSockets: Number(values.sockets),
+    timeoutMs: REQUEST_TIMEOUT_MS,
+    requests,
+  });
 }
 
 /** `connections` clients each sending the next request once answered; the 201 count. */
@@ -416,6 +409,11 @@ function percentile(sorted: number[], p: number): number | undefined {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
+/** Milliseconds to a tenth, null for none. */
+function round(value: number | undefined): number | null {
+  return value === undefined ? null : Math.round(value * 10) / 10;
+}
+
 function summarize(list: Outcome[], seconds: number) {
   const statuses: Record<string, number> = {};
   for (const o of list) statuses[o.status] = (statuses[o.status] ?? 0) + 1;
@@ -427,8 +425,6 @@ function summarize(list: Outcome[], seconds: number) {
     .filter((o) => o.status !== 201)
     .map((o) => o.ms)
     .sort((a, b) => a - b);
-  const round = (value: number | undefined) =>
-    value === undefined ? null : Math.round(value * 10) / 10;
   return {
     offeredPerSecond: Math.round(list.length / seconds),
     admittedPerSecond: Math.round(admitted.length / seconds),
@@ -488,6 +484,23 @@ function report(started: Date, capacity: number, phases: [string, number, number
       .sort((a, b) => a - b);
     const lists = probes.filter((p) => p.kind === "list" && inPhase(p.at));
     const summary = summarize(list, seconds);
+    // How long requests waited in the generator before being written: the generator kept
+    // up when this is small.
+    const waits = list
+      .filter((o) => o.waitMs !== undefined)
+      .map((o) => o.waitMs ?? 0)
+      .sort((a, b) => a - b);
+    // From the write to the answer: the latency less the wait in the generator.
+    const serviceMs = (admitted: boolean) =>
+      list
+        .filter((o) => o.waitMs !== undefined && (o.status === 201) === admitted)
+        .map((o) => o.ms - (o.waitMs ?? 0))
+        .sort((a, b) => a - b);
+    const [admittedService, refusedService] = [serviceMs(true), serviceMs(false)];
+    const late = list
+      .filter((o) => o.lateMs !== undefined)
+      .map((o) => o.lateMs ?? 0)
+      .sort((a, b) => a - b);
     const retryAfter = new Set(list.filter((o) => o.status === 503).map((o) => o.retryAfter));
     // The counters are cumulative: a phase's share is its last sample minus the one before.
     const before = samples.filter((s) => s.at < offset).at(-1);
@@ -497,6 +510,26 @@ function report(started: Date, capacity: number, phases: [string, number, number
     phaseRows.push({
       phase,
       ...summary,
+      generatorWaitMs: {
+        p50: round(percentile(waits, 50)),
+        p99: round(percentile(waits, 99)),
+        max: round(waits.at(-1)),
+      },
+      generatorLateMs: {
+        p50: round(percentile(late, 50)),
+        p99: round(percentile(late, 99)),
+        max: round(late.at(-1)),
+      },
+      serviceMs: {
+        admitted: {
+          p50: round(percentile(admittedService, 50)),
+          p99: round(percentile(admittedService, 99)),
+        },
+        refused: {
+          p50: round(percentile(refusedService, 50)),
+          p99: round(percentile(refusedService, 99)),
+        },
+      },
       retryAfterValues: [...retryAfter],
       refusedByReason: {
         in_flight: delta((s) => s.shedInFlight),
