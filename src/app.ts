@@ -45,6 +45,7 @@ import { createRetentionService } from "./lifecycle/retention-service.js";
 import { createLimits } from "./limits/limits.js";
 import { listedEventLeaf, renderListedEvent } from "./listed-event-leaf.js";
 import { createDeriver, type DerivationWorker } from "./log/deriver.js";
+import { createIngestPushback } from "./log/ingest-pushback.js";
 import { createIntegrator } from "./log/integrator.js";
 import { createReadYourWrites } from "./log/read-your-writes.js";
 import { createMetrics, type Metrics } from "./observability/metrics.js";
@@ -255,12 +256,24 @@ export async function createApp(
           onAppended: () => integrator.nudge(),
         },
   );
+  // Pushback while the integrator is behind (docs/write-path.md): before the rate limit,
+  // so that a refused call does not count against it.
+  const pushback =
+    config.INGEST_MAX_LAG_SECONDS > 0
+      ? createIngestPushback({
+          db,
+          logger,
+          maxLagMs: config.INGEST_MAX_LAG_SECONDS * 1000,
+          onRefused: () => metrics.overloadRefused("ingest", "index_lag"),
+        })
+      : undefined;
+  const ingestAdmission = pushback ? [pushback, ...limits.admission] : limits.admission;
   const ingest = createIngestService({
     authenticator,
     keyring,
     events,
     idempotencyTtlSeconds: config.IDEMPOTENCY_TTL_SECONDS,
-    admission: limits.admission,
+    admission: ingestAdmission,
     onCreated: (principal) => metrics.eventCreated(principal.environment),
   });
 
@@ -295,6 +308,7 @@ export async function createApp(
     batches,
     idempotencyTtlSeconds: config.IDEMPOTENCY_TTL_SECONDS,
     admission: limits.admission,
+    ...(pushback ? { pushback } : {}),
     onCreated: (principal) => metrics.eventCreated(principal.environment),
   });
 
@@ -377,6 +391,7 @@ export async function createApp(
     sweeper = setInterval(sweep, 60_000);
     sweeper.unref();
     integrator.start();
+    pushback?.start();
     await waker.start();
     if (verifiableLog) {
       checkpoints.start();
@@ -428,6 +443,7 @@ export async function createApp(
       await events.drain();
       await batches.drain();
       await erasure.stop();
+      await pushback?.stop();
       await integrator.stop();
       await deriver.close();
       await retentionJob.stop();

@@ -84,6 +84,10 @@ const schema = z.object({
   // until it is back under the target. 0 turns it off.
   LOOP_DELAY_TARGET_MS: integer(0, 60_000).default(500),
   LOOP_DELAY_INTERVAL_MS: integer(1, 60_000).default(1_000),
+  // Pushback (docs/write-path.md): a log whose oldest event not yet listable is older than
+  // this takes no new events (503 with Retry-After; streams wait) until the integrator
+  // catches up. 0 turns it off.
+  INGEST_MAX_LAG_SECONDS: integer(0, 3_600).default(3),
   WORKERS: integer(1, 64).default(1),
   // Follow streams (docs/export.md): a heartbeat after this long without events, and a
   // look at the log this often when no notification came.

@@ -203,6 +203,25 @@ const STREAM_400 = [
 ];
 
 /**
+ * 503 of an ingest call: the database, too many requests in progress (admission control),
+ * or the log's integrator too far behind (the pushback); the last two with Retry-After.
+ */
+const ingest503: ErrorCase = {
+  status: 503,
+  description:
+    "The database cannot be reached; too many requests are in progress; or this log's recent events are still being indexed (pushback, INGEST_MAX_LAG_SECONDS). Nothing was stored: retry after Retry-After.",
+  messages: [Messages.unavailable, Messages.overloaded, INTEGRATION_BEHIND],
+  exact: true,
+  headers: {
+    "Retry-After": {
+      description: "Whole seconds to wait before trying again (with the last two causes).",
+      required: false,
+      schema: { type: "string", pattern: "^[1-9][0-9]*$" },
+    },
+  },
+};
+
+/**
  * 503 of a read that holds every event acknowledged before it (read-your-writes): the
  * database, or the integrator too far behind (with Retry-After); `also`, a follow's
  * refusal during shutdown.
@@ -300,7 +319,7 @@ export const REST_SURFACE: Readonly<Record<string, MethodSurface>> = {
         },
       },
       common.internal,
-      common.unavailable,
+      ingest503,
     ],
   },
   "audit.v1.IngestService.CreateEvents": {
@@ -396,7 +415,7 @@ export const REST_SURFACE: Readonly<Record<string, MethodSurface>> = {
         },
       },
       common.internal,
-      common.unavailable,
+      ingest503,
     ],
   },
   "audit.v1.EventService.ListEvents": {

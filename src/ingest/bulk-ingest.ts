@@ -107,6 +107,11 @@ export interface BulkIngestDeps {
   idempotencyTtlSeconds: number;
   /** Checks once per request (rate limit). */
   admission?: AdmissionCheck[];
+  /**
+   * The pushback while the integrator is behind (log/ingest-pushback.ts): a batch is
+   * refused before `admission`; a stream's group waits for its log instead.
+   */
+  pushback?: AdmissionCheck & { whenAccepting(principal: KeyPrincipal): Promise<void> };
   now?: () => Date;
   /** Called once per event created (metrics). */
   onCreated?: (principal: KeyPrincipal) => void;
@@ -131,6 +136,7 @@ export function createBulkIngestService(deps: BulkIngestDeps): BulkIngestService
     async createEvents(request) {
       const receivedAt = now();
       const principal = await deps.authenticator.requireApiKey(request.credential);
+      await deps.pushback?.admit(principal);
       await admit(principal);
       if (request.idempotencyKeyRepeated) {
         throw new ServiceError("bad_request", Messages.twoIdempotencyKeys);
@@ -264,6 +270,13 @@ export function createBulkIngestService(deps: BulkIngestDeps): BulkIngestService
         turn: Promise<void>,
         queuedNow: () => void,
       ): Promise<void> {
+        // Held while its log is over the lag bound (flow control); refused past the wait.
+        try {
+          await deps.pushback?.whenAccepting(principal);
+        } catch (error) {
+          for (const one of settlers) one.reject(error);
+          return;
+        }
         // The rate limit counts once more per STREAM_EVENTS_PER_ADMISSION events: a
         // refusal refuses the event that crossed the mark and those after it.
         let admitted = items.length;

@@ -410,6 +410,38 @@ export function reached(a: JournalPosition, b: JournalPosition): boolean {
   return a.xid > b.xid || (a.xid === b.xid && a.id >= b.id);
 }
 
+/** A log whose next event to integrate was acknowledged before a given time. */
+export interface LaggingLog {
+  projectId: string;
+  environment: string;
+  /** receivedAt of the log's next journal row to integrate. */
+  oldestPending: Date;
+}
+
+/**
+ * The logs whose next row to integrate was received before `receivedBefore`: one step of
+ * the journal's primary key per log (its first row past the integrated position), no scan.
+ */
+export async function readLaggingLogs(db: Queryable, receivedBefore: Date): Promise<LaggingLog[]> {
+  const rows = await db.query<{ project_id: string; environment: string; oldest: Date }>(
+    `select l.project_id, l.environment, p.received_at as oldest
+       from event_logs l
+      cross join lateral (
+        select e.received_at from events e
+         where e.project_id = l.project_id and e.environment = l.environment
+           and (e.xid, e.id) > (l.integrated_xid, l.integrated_id)
+         order by e.xid, e.id
+         limit 1) as p
+      where p.received_at < $1`,
+    [receivedBefore],
+  );
+  return rows.map((row) => ({
+    projectId: row.project_id,
+    environment: row.environment,
+    oldestPending: row.oldest,
+  }));
+}
+
 /** Every log's figures summed: events acknowledged, integrated, and the oldest waiting. */
 export interface LagSummary {
   head: bigint;

@@ -69,8 +69,10 @@ export async function spawnService(
     ADMIN_TOKEN: adminToken,
     LOG_LEVEL: "info",
     API_KEY_CACHE_SECONDS: "0",
-    // As in test-server.ts: no shedding by the loop's delay on a loaded test machine.
+    // As in test-server.ts: no shedding by the loop's delay, no pushback by the
+    // integrator's lag on a loaded test machine.
     LOOP_DELAY_TARGET_MS: "0",
+    INGEST_MAX_LAG_SECONDS: "0",
   };
   if (options.storageEnv) {
     Object.assign(childEnv, options.storageEnv, env);

@@ -79,6 +79,10 @@ export async function startTestServer(
     // second is the test's doing (synchronous PGlite, generators), and a 503 would fail an
     // unrelated test. Its tests turn it on.
     LOOP_DELAY_TARGET_MS: "0",
+    // No pushback by the integrator's lag (src/log/ingest-pushback.ts) either: on a loaded
+    // machine PGlite's integrator can fall seconds behind a test's burst, and the test would
+    // get a 503 it does not test. test/log/ingest-pushback.test.ts turns it on.
+    INGEST_MAX_LAG_SECONDS: "0",
   };
 
   const storage = await createIsolatedStorage();

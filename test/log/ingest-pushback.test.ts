@@ -1,0 +1,151 @@
+/**
+ * Pushback while the integrator is behind (src/log/ingest-pushback.ts), through a real
+ * server on both storages. A journal row whose payload does not open stops its log's
+ * integrator there (it skips nothing), so with the row acknowledged 10 s ago the log's lag
+ * stands over the bound (1 s here) for as long as the row stays: Create Event and a batch
+ * for that log get 503 with Retry-After (Unavailable with RetryInfo over RPC), nothing of
+ * theirs stored; another project's log is served meanwhile; an IngestEvents stream's event
+ * is held, not refused, and acknowledged once the log is back under the bound.
+ */
+import { create } from "@bufbuild/protobuf";
+import { Code } from "@connectrpc/connect";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { EventService } from "../../gen/audit/v1/events_pb.js";
+import {
+  IngestEventsRequestSchema,
+  type IngestEventsResponse,
+  IngestService,
+} from "../../gen/audit/v1/ingest_pb.js";
+import { RetryInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
+import { bearer } from "../events/events-client.js";
+import { events, postBatch } from "../ingest/bulk.support.js";
+import { rpcClient, rpcFailure } from "../support/rpc.js";
+import {
+  type ProvisionedKey,
+  postEvent,
+  startTestServer,
+  type TestServer,
+  validEvent,
+} from "../support/test-server.js";
+
+const BEHIND = "Service temporarily unavailable: recent events are still being indexed";
+const STUCK_ROW = "01a20000-0000-7000-8000-0000000000bb";
+
+describe("pushback while the integrator is behind", () => {
+  let server: TestServer;
+  let stuck: ProvisionedKey;
+  let other: ProvisionedKey;
+
+  beforeAll(async () => {
+    server = await startTestServer({ INGEST_MAX_LAG_SECONDS: "1" });
+    stuck = await server.provision();
+    other = await server.provision();
+  }, 120_000);
+  afterAll(() => server?.close());
+
+  const storedCount = async (projectId: string) => {
+    const [row] = await server.app.db.query<{ count: number }>(
+      "select count(*)::int as count from events where project_id = $1",
+      [projectId],
+    );
+    return row?.count ?? -1;
+  };
+  /** Waits until Create Event for `secret` answers `status` (the gate samples every 500 ms). */
+  const untilCreateAnswers = async (secret: string, status: number) => {
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const response = await postEvent(server, validEvent(), bearer(secret));
+      if (response.status === status) return response;
+      if (Date.now() > deadline) throw new Error(`Create Event never answered ${status}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  };
+
+  it("refuses a lagging log's Create Event and batch with 503 and Retry-After, serves other logs, holds a stream, and takes events again once caught up", async () => {
+    expect((await postEvent(server, validEvent(), bearer(stuck.secret))).status).toBe(201);
+    // Acknowledged 10 s ago and unreadable: the integrator stops at it.
+    await server.app.db.query(
+      `insert into events (project_id, environment, id, occurred_at, received_at, key_version,
+                           payload)
+       values ($1, 'test', $2, now(), now() - interval '10 seconds', 1, $3)`,
+      [stuck.projectId, STUCK_ROW, Buffer.from([1, 2, 3])],
+    );
+
+    const refused = await untilCreateAnswers(stuck.secret, 503);
+    expect(refused.headers.get("retry-after")).toBe("1");
+    expect(refused.body).toEqual({ error: BEHIND });
+    const storedWhileBehind = await storedCount(stuck.projectId);
+
+    const batch = await postBatch(server, { events: events(3, "held") }, bearer(stuck.secret));
+    expect(batch.status).toBe(503);
+    expect(batch.headers.get("retry-after")).toBe("1");
+    expect(batch.body).toEqual({ error: BEHIND });
+
+    const connect = rpcClient(IngestService, server.url, "connect-json");
+    const rpc = await rpcFailure(
+      connect.createEvent(
+        { actionKey: "doc.viewed", entityType: "doc", entityId: "rpc", actorId: "u1" },
+        { headers: bearer(stuck.secret) },
+      ),
+    );
+    expect(rpc.code).toBe(Code.Unavailable);
+    expect(rpc.rawMessage).toBe(BEHIND);
+    expect(Number(rpc.findDetails(RetryInfoSchema)[0]?.retryDelay?.seconds)).toBe(1);
+    expect(await storedCount(stuck.projectId)).toBe(storedWhileBehind);
+
+    // Another log is not held back by this one.
+    expect((await postEvent(server, validEvent(), bearer(other.secret))).status).toBe(201);
+
+    // A stream's event waits for its log instead of being refused.
+    const grpc = rpcClient(IngestService, server.url, "grpc");
+    let release: () => void = () => {};
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const acks: IngestEventsResponse[] = [];
+    const streamDone = (async () => {
+      const replies = grpc.ingestEvents(
+        (async function* () {
+          yield create(IngestEventsRequestSchema, {
+            event: {
+              actionKey: "doc.viewed",
+              entityType: "doc",
+              entityId: "streamed",
+              actorId: "u1",
+            },
+          });
+          await released;
+        })(),
+        { headers: bearer(stuck.secret) },
+      );
+      for await (const ack of replies) acks.push(ack);
+    })();
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(acks).toEqual([]);
+    expect(await storedCount(stuck.projectId)).toBe(storedWhileBehind);
+
+    // The row gone, the integrator passes the log: events are taken again.
+    await server.app.db.query("delete from events where project_id = $1 and id = $2", [
+      stuck.projectId,
+      STUCK_ROW,
+    ]);
+    await untilCreateAnswers(stuck.secret, 201);
+    release();
+    await streamDone;
+    expect(acks).toHaveLength(1);
+    expect(acks[0]?.result?.eventId).toEqual(expect.any(String));
+    expect(acks[0]?.result?.error).toBeUndefined();
+
+    const metric = server.app.metrics.registry.getSingleMetric("audit_requests_overloaded_total");
+    const counted = (await metric?.get())?.values.find(
+      (v) => v.labels.class === "ingest" && v.labels.reason === "index_lag",
+    );
+    expect(counted?.value).toBeGreaterThanOrEqual(3);
+    // Lists of the log answer again too (they waited for the same integrator).
+    const listed = await rpcClient(EventService, server.url).listEvents(
+      {},
+      { headers: bearer(stuck.secret) },
+    );
+    expect(listed.events.length).toBe(await storedCount(stuck.projectId));
+  }, 90_000);
+});
