@@ -13,7 +13,9 @@
  * Options: --duration <s> (default 20 per scenario), --connections <n> (REST requests in
  * flight, default 8), --streams <n> (gRPC streams, default 4), --soak <s> (then load the
  * service over REST for that long, reported per 30 s window: memory and lag should stay
- * flat; 300 for the 5-minute soak). Writes bench/results/bulk-latest.json.
+ * flat; 300 for the 5-minute soak). REST batches answered 503 (the pushback while the
+ * integrator is behind, INGEST_MAX_LAG_SECONDS) are retried after their Retry-After and
+ * counted. Writes bench/results/bulk-latest.json.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { createHash, randomBytes, randomUUID } from "node:crypto";
@@ -97,21 +99,36 @@ let sequence = 0;
 const batchBody = () =>
   JSON.stringify({ events: Array.from({ length: BATCH }, () => sampleEvent(sequence++)) });
 
-/** Posts batches from `connections` workers until the deadline; returns events acknowledged. */
+/** Batches answered 503 (pushback or admission control) and retried after Retry-After. */
+let restRetried = 0;
+
+/**
+ * Posts batches from `connections` workers until the deadline; returns events acknowledged.
+ * A 503 is retried with the same batch after its Retry-After, as a well-behaved client does.
+ */
 async function restLoad(url: string, keys: string[], until: number): Promise<number> {
   let acked = 0;
   let failures = 0;
   const worker = async (w: number) => {
+    let body: string | undefined;
     while (Date.now() < until) {
+      body ??= batchBody();
       const response = await fetch(`${url}/api/ingest/events`, {
         method: "POST",
         headers: {
           "content-type": "application/json",
           authorization: `Bearer ${keys[(w + acked) % keys.length]}`,
         },
-        body: batchBody(),
+        body,
       });
       const text = await response.text();
+      if (response.status === 503) {
+        restRetried++;
+        const wait = Number(response.headers.get("retry-after") ?? "1") * 1000;
+        await new Promise((resolve) => setTimeout(resolve, Math.min(wait, until - Date.now())));
+        continue;
+      }
+      body = undefined;
       if (response.status === 201)
         acked += (JSON.parse(text) as { results: unknown[] }).results.length;
       else if (++failures <= 3)
@@ -256,6 +273,8 @@ interface Row {
   rssMbLast?: number;
   rssMbMax?: number;
   lagMax?: number;
+  /** REST batches answered 503 and retried (the pushback while the integrator is behind). */
+  retried?: number;
 }
 
 const median = (values: number[]) => {
@@ -341,6 +360,7 @@ async function main() {
   ) => {
     process.stderr.write(`  ${name} (round ${round}) ...\n`);
     await searchable(sql);
+    const retried0 = restRetried;
     const cpu0 = await cpuSeconds(pid);
     const t0 = Date.now();
     const running = load(t0 + ms);
@@ -366,6 +386,7 @@ async function main() {
       rssMbLast: seen.at(-1)?.rssMb ?? 0,
       rssMbMax: Math.max(...seen.map((s) => s.rssMb)),
       lagMax: Math.max(...seen.map((s) => s.lag)),
+      retried: restRetried - retried0,
     });
     return seen;
   };
@@ -434,6 +455,7 @@ async function main() {
       ? `${row.rssMbFirst?.toFixed(0)}/${row.rssMbLast?.toFixed(0)}/${row.rssMbMax.toFixed(0)}`
       : "",
     "max lag (events)": row.lagMax ?? "",
+    "503 retried": row.retried ?? "",
   }));
   console.table(table);
   const names = [...new Set(rows.filter((row) => row.round > 0).map((row) => row.name))];
