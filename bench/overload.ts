@@ -26,7 +26,15 @@
  * CPU); the rest is the wait for a free connection, all `--sockets` clients waiting for
  * the service's answers (with more clients, that queue would be in the service's socket
  * buffers instead). `serviceMs` is the service's own part: write to answer, of the 201s
- * and of the other requests sent.
+ * and of the other requests sent. `connectionServiceMs` splits it by connection: the first
+ * request of a newly opened connection (`opened`) and the others (`reused`). A request that
+ * opens a connection also waits for the service to accept it, and node accepts at most one
+ * connection per event-loop turn (libuv >= 1.45): under load, the connections of a burst wait
+ * in the listen socket's accept queue, where neither the connect time (the kernel completes
+ * the handshake) nor the service's metrics show it.
+ * `--trace <file>` writes every request (JSON lines: scheduled time in epoch ms, status,
+ * latency, generator wait, first response byte, and its connection: id, local port, open and
+ * connect times, how many requests it carried before) to join with the service's side.
  * At the end, stderr says how many connections were opened, how long they took to connect
  * (a burst of new connections past the service's listen backlog waits for SYN
  * retransmissions: 1 s, 3 s, 7 s...) and why requests got no answer (status 0).
@@ -53,7 +61,12 @@ import { Environment, Plan } from "../gen/audit/v1/admin_pb.js";
 import { createAdminClient } from "../src/admin/admin-client.js";
 import { sampleEvent } from "./event-body.js";
 import { dropDatabase, recreateDatabase } from "./machine.js";
-import { createRawClient, encodeRequest, type RawClient } from "./raw-http-client.js";
+import {
+  type ConnectionFacts,
+  createRawClient,
+  encodeRequest,
+  type RawClient,
+} from "./raw-http-client.js";
 
 const { values } = parseArgs({
   options: {
@@ -70,6 +83,7 @@ const { values } = parseArgs({
     "recovery-seconds": { type: "string", default: "30" },
     sockets: { type: "string", default: "4000" },
     "max-outstanding": { type: "string", default: "20000" },
+    trace: { type: "string" },
   },
 });
 const root = new URL("..", import.meta.url).pathname;
@@ -89,6 +103,10 @@ interface Outcome {
   waitMs?: number;
   /** From the scheduled time to its handing to the client (the generator's loop late). */
   lateMs?: number;
+  /** From the scheduled time to the response's first byte. */
+  firstByteMs?: number;
+  /** The connection it was written on; absent if not written. */
+  connection?: ConnectionFacts;
 }
 
 interface Sample {
@@ -205,6 +223,34 @@ async function main(): Promise<void> {
   if (values.postgres) await dropDatabase(database);
   await rm(dataDir, { recursive: true, force: true });
   report(started, capacity, phases);
+  if (values.trace) await writeTrace(values.trace, t0);
+}
+
+/** `--trace`: every request as a JSON line, times in epoch ms (to join with the service's). */
+async function writeTrace(file: string, t0: number): Promise<void> {
+  const epoch = (t: number) => Math.round(performance.timeOrigin + t);
+  const lines = outcomes.map((o) => {
+    const c = o.connection;
+    return JSON.stringify({
+      scheduled: epoch(t0 + o.at * 1000),
+      at: o.at,
+      phase: o.phase,
+      status: o.status,
+      ms: o.ms,
+      waitMs: o.waitMs,
+      firstByteMs: o.firstByteMs,
+      ...(c && {
+        connection: c.id,
+        localPort: c.localPort,
+        opened: epoch(c.openedAt),
+        connected: c.connectedAt < 0 ? null : epoch(c.connectedAt),
+        nth: c.nth,
+        writtenBeforeConnect: c.writtenBeforeConnect,
+      }),
+    });
+  });
+  await writeFile(file, `${lines.join("\n")}\n`);
+  process.stderr.write(`  trace: ${lines.length} requests written to ${file}\n`);
 }
 
 /** Starts the service and resolves once it listens. */
@@ -497,6 +543,19 @@ function report(started: Date, capacity: number, phases: [string, number, number
         .map((o) => o.ms - (o.waitMs ?? 0))
         .sort((a, b) => a - b);
     const [admittedService, refusedService] = [serviceMs(true), serviceMs(false)];
+    // The same by connection: the request that opened it (accept queue included), the others.
+    const byConnection = (opened: boolean) => {
+      const sorted = list
+        .filter((o) => o.waitMs !== undefined && (o.connection?.nth === 0) === opened)
+        .map((o) => o.ms - (o.waitMs ?? 0))
+        .sort((a, b) => a - b);
+      return {
+        count: sorted.length,
+        p50: round(percentile(sorted, 50)),
+        p99: round(percentile(sorted, 99)),
+        max: round(sorted.at(-1)),
+      };
+    };
     const late = list
       .filter((o) => o.lateMs !== undefined)
       .map((o) => o.lateMs ?? 0)
@@ -530,6 +589,7 @@ function report(started: Date, capacity: number, phases: [string, number, number
           p99: round(percentile(refusedService, 99)),
         },
       },
+      connectionServiceMs: { opened: byConnection(true), reused: byConnection(false) },
       retryAfterValues: [...retryAfter],
       refusedByReason: {
         in_flight: delta((s) => s.shedInFlight),

@@ -34,6 +34,25 @@ export interface RawOutcome {
    * is the wait for a free connection (all `maxSockets` busy).
    */
   lateMs: number;
+  /** From the scheduled time to the response's first byte; absent if none arrived. */
+  firstByteMs?: number;
+  /** The connection it was written on; absent if never written. */
+  connection?: ConnectionFacts;
+}
+
+/** Where a request went: which connection, how fresh, and when that connection connected. */
+export interface ConnectionFacts {
+  /** Sequence number of the connection (in the order opened). */
+  id: number;
+  /** Its local port once connected (the server sees it as the peer's port); 0 before. */
+  localPort: number;
+  /** performance.now() when it was opened, and when it connected (-1: not yet). */
+  openedAt: number;
+  connectedAt: number;
+  /** Requests written on it before this one (0: its first). */
+  nth: number;
+  /** The request was written before the connection had connected (buffered by node). */
+  writtenBeforeConnect: boolean;
 }
 
 /** A pool of raw HTTP/1.1 connections sending pre-encoded requests. */
@@ -330,11 +349,21 @@ interface Pending {
   resolve: (outcome: RawOutcome) => void;
   /** When it was written on a connection; -1 until then. */
   writtenAt: number;
+  /** When the first byte of its response arrived; -1 until then. */
+  firstByteAt: number;
+  /** The connection's facts at the write. */
+  connection: ConnectionFacts | undefined;
   settled: boolean;
 }
 
 interface Connection {
+  id: number;
   socket: Socket;
+  openedAt: number;
+  /** -1 until connected. */
+  connectedAt: number;
+  /** Requests written on it so far. */
+  written: number;
   parser: ResponseParser;
   /** The request on it, until its outcome is settled. */
   request: Pending | undefined;
@@ -384,6 +413,8 @@ export function createRawClient(options: RawClientOptions): RawClient {
     };
     if (retryAfter !== undefined) outcome.retryAfter = retryAfter;
     if (pending.writtenAt >= 0) outcome.waitMs = pending.writtenAt - pending.scheduled;
+    if (pending.firstByteAt >= 0) outcome.firstByteMs = pending.firstByteAt - pending.scheduled;
+    if (pending.connection) outcome.connection = pending.connection;
     pending.resolve(outcome);
     if (outstanding === 0) {
       const waiters = idleWaiters;
@@ -396,6 +427,15 @@ export function createRawClient(options: RawClientOptions): RawClient {
     connection.request = pending;
     connection.parser.reset();
     pending.writtenAt = performance.now();
+    pending.connection = {
+      id: connection.id,
+      localPort: connection.socket.localPort ?? 0,
+      openedAt: connection.openedAt,
+      connectedAt: connection.connectedAt,
+      nth: connection.written,
+      writtenBeforeConnect: connection.connectedAt < 0,
+    };
+    connection.written++;
     connection.socket.write(pending.payload);
   };
 
@@ -457,6 +497,7 @@ export function createRawClient(options: RawClientOptions): RawClient {
       drop(connection);
       return;
     }
+    if (pending.firstByteAt < 0) pending.firstByteAt = performance.now();
     let parsed: ReturnType<ResponseParser["feed"]>;
     try {
       parsed = connection.parser.feed(chunk);
@@ -498,8 +539,13 @@ export function createRawClient(options: RawClientOptions): RawClient {
   const open = (): Connection => {
     const socket = connect({ host: options.host, port: options.port });
     socket.setNoDelay(true);
+    const started = performance.now();
     const connection: Connection = {
+      id: opened,
       socket,
+      openedAt: started,
+      connectedAt: -1,
+      written: 0,
       parser: new ResponseParser(),
       request: undefined,
       pooled: true,
@@ -509,8 +555,16 @@ export function createRawClient(options: RawClientOptions): RawClient {
     };
     connections.add(connection);
     opened++;
-    const started = performance.now();
-    socket.once("connect", () => connectMs.push(performance.now() - started));
+    socket.once("connect", () => {
+      connection.connectedAt = performance.now();
+      connectMs.push(connection.connectedAt - started);
+      // A request written before the connect learns the port and connect time now.
+      const facts = connection.request?.connection;
+      if (facts?.writtenBeforeConnect) {
+        facts.localPort = socket.localPort ?? 0;
+        facts.connectedAt = connection.connectedAt;
+      }
+    });
     socket.on("data", (chunk: Buffer) => onData(connection, chunk));
     // 'close' follows an error; the request settles there.
     socket.on("error", (error: NodeJS.ErrnoException) => {
@@ -601,6 +655,8 @@ export function createRawClient(options: RawClientOptions): RawClient {
           payload,
           resolve,
           writtenAt: -1,
+          firstByteAt: -1,
+          connection: undefined,
           settled: false,
         };
         if (closed) {
