@@ -219,6 +219,8 @@ interface Sample {
   second: number;
   rssMb: number;
   lag: number;
+  /** Age of the oldest event not yet indexed, over the logs (what the pushback bounds). */
+  lagSeconds: number;
 }
 
 /** Samples the server's RSS and the integrator's lag every second until `done` settles. */
@@ -236,6 +238,7 @@ function sampler(pid: number, sql: postgres.Sql, done: Promise<unknown>): Promis
         second: Math.round((Date.now() - started) / 1000),
         rssMb: await rssMb(pid),
         lag: await lag(sql),
+        lagSeconds: await lagSeconds(sql),
       });
     }
     return samples;
@@ -246,6 +249,19 @@ async function lag(sql: postgres.Sql): Promise<number> {
   const [row] = await sql<{ lag: number }[]>`
     select (select count(*) from events)::int - (select coalesce(sum(size), 0) from event_logs)::int as lag`;
   return row?.lag ?? 0;
+}
+
+async function lagSeconds(sql: postgres.Sql): Promise<number> {
+  const [row] = await sql<{ age: number }[]>`
+    select coalesce(extract(epoch from now() - min(p.received_at)), 0)::float8 as age
+      from event_logs l
+     cross join lateral (
+       select e.received_at from events e
+        where e.project_id = l.project_id and e.environment = l.environment
+          and (e.xid, e.id) > (l.integrated_xid, l.integrated_id)
+        order by e.xid, e.id
+        limit 1) as p`;
+  return row?.age ?? 0;
 }
 
 /** Waits until every acknowledged event is indexed; returns the seconds waited. */
@@ -480,6 +496,7 @@ async function main() {
         window: `${part[0]?.second ?? 0}-${part.at(-1)?.second ?? 0} s`,
         "RSS MB min/max": `${Math.min(...part.map((s) => s.rssMb)).toFixed(0)}/${Math.max(...part.map((s) => s.rssMb)).toFixed(0)}`,
         "lag min/max": `${Math.min(...part.map((s) => s.lag))}/${Math.max(...part.map((s) => s.lag))}`,
+        "lag s max": Math.max(...part.map((s) => s.lagSeconds)).toFixed(1),
       });
     }
     console.table(windows);
