@@ -79,6 +79,8 @@ const start = async (name: Variant["name"]): Promise<Variant> => {
     LOG_LEVEL: "silent",
     // The cost per event is measured, not the limit; quotas stay on (pro plan).
     RATE_LIMIT_MAX: "100000000",
+    // What is measured is the cost per event, not the pushback's policy (docs/write-path.md).
+    INGEST_MAX_LAG_SECONDS: "0",
   });
   const app = await createApp(config, createLogger(config.LOG_LEVEL), {
     verifiableLog: name === "log on",

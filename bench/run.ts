@@ -213,6 +213,8 @@ async function main(): Promise<void> {
     LOG_LEVEL: "info",
     ADMIN_TOKEN: adminToken,
     RATE_LIMIT_MAX: "1000000000",
+    // What is measured is the cost per event, not the pushback's policy (docs/write-path.md).
+    INGEST_MAX_LAG_SECONDS: "0",
     WORKERS: values.workers ?? "1",
   };
   if (values.embedded) {

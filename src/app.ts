@@ -440,10 +440,11 @@ export async function createApp(
       loopDelay?.stop();
       startup.stop();
       clearInterval(sweeper);
+      // No stream waiting for the pushback writes after the drains.
+      await pushback?.stop();
       await events.drain();
       await batches.drain();
       await erasure.stop();
-      await pushback?.stop();
       await integrator.stop();
       await deriver.close();
       await retentionJob.stop();

@@ -112,7 +112,11 @@ interface Gathered {
 // The kinds of refusal that concern one event; any other ends the stream.
 const EVENT_ERRORS = new Set(["validation", "conflict", "bad_request"]);
 
-type Next = { answer: Answer } | { read: IteratorResult<() => unknown> } | { gathered: "due" };
+type Next =
+  | { answer: Answer }
+  | { read: IteratorResult<() => unknown> }
+  | { gathered: "due" }
+  | { held: unknown };
 
 async function* ingestEvents(bulk: BulkIngestService, call: StreamCall): AsyncGenerator<Message> {
   const stream = await bulk.openStream(call.facts.credential);
@@ -146,7 +150,15 @@ async function* ingestEvents(bulk: BulkIngestService, call: StreamCall): AsyncGe
       write();
     }
     if (listening && !reading && inFlight < STREAM_WINDOW) {
-      reading = requests.next().then((read) => ({ read }));
+      // While its log is behind (the pushback) the stream reads nothing, so it holds no
+      // slot; a refusal after the wait ends it like any other.
+      const held = stream.ready();
+      reading = held
+        ? held.then(
+            () => requests.next().then((read): Next => ({ read })),
+            (error: unknown): Next => ({ held: error }),
+          )
+        : requests.next().then((read) => ({ read }));
     }
     if (gathered.length > 0 && !due) {
       due = new Promise((resolve) => setTimeout(resolve, STREAM_GATHER_MS)).then(() => ({
@@ -162,6 +174,11 @@ async function* ingestEvents(bulk: BulkIngestService, call: StreamCall): AsyncGe
     const next = await Promise.race(waits);
     if ("gathered" in next) {
       if (gathered.length > 0) write();
+      continue;
+    }
+    if ("held" in next) {
+      reading = undefined;
+      if (!refused) refused = { error: next.held };
       continue;
     }
     if ("read" in next) {

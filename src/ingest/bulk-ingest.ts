@@ -94,6 +94,12 @@ export interface EventStream {
    * other kind (quota, rate limit, unavailable) refuses the stream.
    */
   ingest(items: readonly StreamItem[]): Promise<WriteResult>[];
+  /**
+   * Undefined when the stream's log takes events now; else a promise that resolves once
+   * it does, or rejects with the refusal that ends the stream (the pushback): the stream
+   * reads its next event only then.
+   */
+  ready(): Promise<void> | undefined;
 }
 
 /** Dependencies of bulk ingestion. */
@@ -109,9 +115,12 @@ export interface BulkIngestDeps {
   admission?: AdmissionCheck[];
   /**
    * The pushback while the integrator is behind (log/ingest-pushback.ts): a batch is
-   * refused before `admission`; a stream's group waits for its log instead.
+   * refused before `admission`; a stream waits for its log before it reads on.
    */
-  pushback?: AdmissionCheck & { whenAccepting(principal: KeyPrincipal): Promise<void> };
+  pushback?: AdmissionCheck & {
+    accepting(principal: KeyPrincipal): boolean;
+    whenAccepting(principal: KeyPrincipal): Promise<void>;
+  };
   now?: () => Date;
   /** Called once per event created (metrics). */
   onCreated?: (principal: KeyPrincipal) => void;
@@ -244,7 +253,13 @@ export function createBulkIngestService(deps: BulkIngestDeps): BulkIngestService
       // that the log (and a reused key's first use) keeps the stream's order; sealing
       // overlaps the write of the group before.
       let queued: Promise<void> = Promise.resolve();
+      const { pushback } = deps;
       return {
+        ready() {
+          return !pushback || pushback.accepting(principal)
+            ? undefined
+            : pushback.whenAccepting(principal);
+        },
         ingest(items) {
           const turn = queued;
           let release = () => {};
@@ -270,13 +285,6 @@ export function createBulkIngestService(deps: BulkIngestDeps): BulkIngestService
         turn: Promise<void>,
         queuedNow: () => void,
       ): Promise<void> {
-        // Held while its log is over the lag bound (flow control); refused past the wait.
-        try {
-          await deps.pushback?.whenAccepting(principal);
-        } catch (error) {
-          for (const one of settlers) one.reject(error);
-          return;
-        }
         // The rate limit counts once more per STREAM_EVENTS_PER_ADMISSION events: a
         // refusal refuses the event that crossed the mark and those after it.
         let admitted = items.length;

@@ -122,7 +122,7 @@ export function createMetrics(withDefaults = false): Metrics {
   });
   const overloaded = new Counter({
     name: "audit_requests_overloaded_total",
-    help: "Requests refused with 503 by admission control, by class and reason (in_flight: too many of their class in progress; queue_delay: the event loop was behind).",
+    help: "Requests refused with 503 by admission control, by class and reason (in_flight: too many of their class in progress; queue_delay: the event loop was behind; index_lag: the pushback, the log's integrator behind).",
     labelNames: ["class", "reason"] as const,
     registers: [registry],
   });

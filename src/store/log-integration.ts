@@ -410,7 +410,7 @@ export function reached(a: JournalPosition, b: JournalPosition): boolean {
   return a.xid > b.xid || (a.xid === b.xid && a.id >= b.id);
 }
 
-/** A log whose next event to integrate was acknowledged before a given time. */
+/** A log whose next event to integrate waits longer than a bound, its integrator moving. */
 export interface LaggingLog {
   projectId: string;
   environment: string;
@@ -419,10 +419,15 @@ export interface LaggingLog {
 }
 
 /**
- * The logs whose next row to integrate was received before `receivedBefore`: one step of
- * the journal's primary key per log (its first row past the integrated position), no scan.
+ * The logs whose next row to integrate was received over `lagSeconds` ago while a pass
+ * moved them within the last `movedWithinSeconds` (behind because of load, not stalled), by
+ * the database's clock: one step of the journal's primary key per log past its position.
  */
-export async function readLaggingLogs(db: Queryable, receivedBefore: Date): Promise<LaggingLog[]> {
+export async function readLaggingLogs(
+  db: Queryable,
+  lagSeconds: number,
+  movedWithinSeconds: number,
+): Promise<LaggingLog[]> {
   const rows = await db.query<{ project_id: string; environment: string; oldest: Date }>(
     `select l.project_id, l.environment, p.received_at as oldest
        from event_logs l
@@ -432,8 +437,9 @@ export async function readLaggingLogs(db: Queryable, receivedBefore: Date): Prom
            and (e.xid, e.id) > (l.integrated_xid, l.integrated_id)
          order by e.xid, e.id
          limit 1) as p
-      where p.received_at < $1`,
-    [receivedBefore],
+      where p.received_at < now() - make_interval(secs => $1::float8)
+        and l.integrated_at > now() - make_interval(secs => $2::float8)`,
+    [lagSeconds, movedWithinSeconds],
   );
   return rows.map((row) => ({
     projectId: row.project_id,

@@ -22,13 +22,14 @@ import type { WriteResult } from "../../src/store/events.js";
  * A bulk service whose stream writes wait until the test settles them; `groups` has the
  * size of each group the operation wrote.
  */
-function heldWrites() {
+function heldWrites(ready: () => Promise<void> | undefined = () => undefined) {
   const held: { n: number; resolve: (result: WriteResult) => void }[] = [];
   const groups: number[] = [];
   let n = 0;
   const bulk: BulkIngestService = {
     createEvents: () => Promise.reject(new Error("not used")),
     openStream: async () => ({
+      ready,
       ingest: (items) => {
         groups.push(items.length);
         return items.map(() => {
@@ -107,6 +108,58 @@ describe("IngestEvents flow control", () => {
     for (let i = 0; i < 20; i++) await tick();
     expect(held.length).toBeGreaterThan(STREAM_WINDOW);
     expect(held.length - acks.length).toBeLessThanOrEqual(STREAM_WINDOW);
+  });
+});
+
+describe("IngestEvents while its log is behind (the pushback)", () => {
+  it("reads nothing while the log is behind, then reads on; a refusal answers what was read and ends the stream", async () => {
+    // The log's state as the stream sees it: a wait that the test ends.
+    const hold = () => {
+      let resolve = () => {};
+      let reject: (e: unknown) => void = () => {};
+      const promise = new Promise<void>((res, rej) => {
+        resolve = res;
+        reject = rej;
+      });
+      promise.catch(() => {});
+      return { promise, resolve, reject };
+    };
+    let behind = hold();
+    const { bulk, held } = heldWrites(() => behind.promise);
+    const { requests, state } = countedRequests(3);
+    const replies = openOperation(bulk, requests);
+    const first = replies.next();
+    for (let i = 0; i < 10; i++) await tick();
+    // Nothing read, so no slot taken and nothing written.
+    expect(state.pulled).toBe(0);
+    expect(held).toHaveLength(0);
+
+    // Caught up for one read, then behind again.
+    const caughtUp = behind;
+    behind = hold();
+    caughtUp.resolve();
+    for (let i = 0; i < 10 && held.length === 0; i++) await tick();
+    for (let i = 0; i < 5; i++) await tick();
+    expect(state.pulled).toBe(1);
+    expect(held).toHaveLength(1);
+    for (const write of held) {
+      write.resolve({ eventId: `id-${write.n}`, receivedAt: new Date(0), replayed: false });
+    }
+    const refusal = new ServiceError("unavailable", "behind");
+    behind.reject(refusal);
+    const acks = [(await first).value as IngestEventsResponse];
+    let ended: unknown;
+    try {
+      for (let r = await replies.next(); !r.done; r = await replies.next()) {
+        acks.push(r.value as IngestEventsResponse);
+      }
+    } catch (error) {
+      ended = error;
+    }
+    // What was read was answered; nothing more was read; the stream ends refused.
+    expect(acks.map((ack) => ack.result?.eventId)).toEqual(["id-0"]);
+    expect(state.pulled).toBe(1);
+    expect(ended).toBe(refusal);
   });
 });
 

@@ -4,8 +4,10 @@
  * integrator there (it skips nothing), so with the row acknowledged 10 s ago the log's lag
  * stands over the bound (1 s here) for as long as the row stays: Create Event and a batch
  * for that log get 503 with Retry-After (Unavailable with RetryInfo over RPC), nothing of
- * theirs stored; another project's log is served meanwhile; an IngestEvents stream's event
- * is held, not refused, and acknowledged once the log is back under the bound.
+ * theirs stored; another project's log is served meanwhile; an IngestEvents stream reads
+ * nothing, and acknowledges its event once the log is back under the bound. Only load
+ * pushes back: once no pass has moved the log for 10 s (a stalled integrator) it takes
+ * events again.
  */
 import { create } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
@@ -52,7 +54,7 @@ describe("pushback while the integrator is behind", () => {
   };
   /** Waits until Create Event for `secret` answers `status` (the gate samples every 500 ms). */
   const untilCreateAnswers = async (secret: string, status: number) => {
-    const deadline = Date.now() + 20_000;
+    const deadline = Date.now() + 30_000;
     for (;;) {
       const response = await postEvent(server, validEvent(), bearer(secret));
       if (response.status === status) return response;
@@ -63,6 +65,11 @@ describe("pushback while the integrator is behind", () => {
 
   it("refuses a lagging log's Create Event and batch with 503 and Retry-After, serves other logs, holds a stream, and takes events again once caught up", async () => {
     expect((await postEvent(server, validEvent(), bearer(stuck.secret))).status).toBe(201);
+    // Listed: a pass has just moved the log, so it counts as loaded, not stalled.
+    expect(
+      (await rpcClient(EventService, server.url).listEvents({}, { headers: bearer(stuck.secret) }))
+        .events,
+    ).toHaveLength(1);
     // Acknowledged 10 s ago and unreadable: the integrator stops at it.
     await server.app.db.query(
       `insert into events (project_id, environment, id, occurred_at, received_at, key_version,
@@ -147,5 +154,38 @@ describe("pushback while the integrator is behind", () => {
       { headers: bearer(stuck.secret) },
     );
     expect(listed.events.length).toBe(await storedCount(stuck.projectId));
+  }, 90_000);
+
+  it("a log whose integrator is stalled (no pass moved it for 10 s) takes events again: storing them matters more than listing them soon", async () => {
+    const stalled = await server.provision();
+    expect((await postEvent(server, validEvent(), bearer(stalled.secret))).status).toBe(201);
+    expect(
+      (
+        await rpcClient(EventService, server.url).listEvents(
+          {},
+          { headers: bearer(stalled.secret) },
+        )
+      ).events,
+    ).toHaveLength(1);
+    await server.app.db.query(
+      `insert into events (project_id, environment, id, occurred_at, received_at, key_version,
+                           payload)
+       values ($1, 'test', $2, now(), now() - interval '10 seconds', 1, $3)`,
+      [stalled.projectId, STUCK_ROW, Buffer.from([1, 2, 3])],
+    );
+    await untilCreateAnswers(stalled.secret, 503);
+    // Ten seconds after the last pass moved the log, it is stalled, not loaded.
+    const taken = await untilCreateAnswers(stalled.secret, 201);
+    expect(taken.body.eventId).toEqual(expect.any(String));
+    const [row] = await server.app.db.query<{ moved: boolean }>(
+      `select integrated_at < now() - interval '10 seconds' as moved from event_logs
+        where project_id = $1 and environment = 'test'`,
+      [stalled.projectId],
+    );
+    expect(row?.moved).toBe(true);
+    await server.app.db.query("delete from events where project_id = $1 and id = $2", [
+      stalled.projectId,
+      STUCK_ROW,
+    ]);
   }, 90_000);
 });

@@ -44,30 +44,38 @@ const refusedWith = async (work: Promise<unknown>) => {
 };
 
 describe("ingest pushback", () => {
-  it("refuses only the logs the last sample found over the bound, with Retry-After 1", async () => {
+  it("refuses only the logs the last sample found over the bound, with Retry-After 1, and takes events once the lag is stale", async () => {
     const lagging = [{ projectId: "p1" }];
     const { db, asked } = fakeDb(lagging);
     let refused = 0;
+    let clock = 10_000;
     const pushback = createIngestPushback({
       db,
       logger,
       maxLagMs: 3_000,
-      now: () => 10_000,
+      now: () => clock,
       onRefused: () => refused++,
     });
     await pushback.admit(principal("p1")); // nothing sampled yet
     await pushback.sample();
-    // Logs whose oldest pending row was received before now - bound.
-    expect(asked[0]).toEqual([new Date(7_000)]);
+    // The bound and the stall threshold (max(10 s, 3 × bound)) in seconds, for the database.
+    expect(asked[0]).toEqual([3, 10]);
     const error = await refusedWith(pushback.admit(principal("p1")));
     expect(error.kind).toBe("unavailable");
     expect(error.message).toBe(
       "Service temporarily unavailable: recent events are still being indexed",
     );
     expect(error.facts.retryAfterSeconds).toBe(1);
+    expect(pushback.accepting(principal("p1"))).toBe(false);
     await pushback.admit(principal("p2"));
     await pushback.admit({ ...principal("p1"), environment: "live" });
     expect(refused).toBe(1);
+
+    // No sample for over three intervals (the database away): the lag is not known.
+    clock += 1_501;
+    expect(pushback.accepting(principal("p1"))).toBe(true);
+    await pushback.sample();
+    expect(pushback.accepting(principal("p1"))).toBe(false);
 
     lagging.length = 0;
     await pushback.sample();
@@ -92,7 +100,7 @@ describe("ingest pushback", () => {
     expect(accepted).toBe(true);
   });
 
-  it("refuses a stream's group whose log stays behind past the wait", async () => {
+  it("refuses a stream whose log stays behind past the wait", async () => {
     const { db } = fakeDb([{ projectId: "p1" }]);
     const pushback = createIngestPushback({ db, logger, maxLagMs: 1_000, streamWaitMs: 50 });
     await pushback.sample();
