@@ -60,6 +60,12 @@ describe(`SIGKILL during sustained ingestion, then restart on the same storage (
 
     const load = startLoad(first.url, secret, { concurrency: CONCURRENCY });
     await load.untilAcked(ACKS_BEFORE_KILL, 60_000);
+    // Frozen first: the answers it had already written still arrive, the workers send on,
+    // and what they send now waits unanswered in its sockets. Without the freeze, on a fast
+    // machine the answers of a whole group commit can all be out before the kill lands,
+    // leaving none in flight to meet it.
+    first.child.kill("SIGSTOP");
+    await new Promise((resolve) => setTimeout(resolve, 200));
     const inFlightAtKill = load.inFlight();
     // No new request from here; those in flight meet the kill.
     const settled = load.stop();
