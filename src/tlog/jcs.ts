@@ -21,9 +21,7 @@ import { TlogError } from "./errors.js";
 
 /** The RFC 8785 canonical form of a JSON value (as JSON.parse returns it). */
 export function canonicalize(value: unknown): string {
-  const parts: string[] = [];
-  write(value, parts, "$");
-  return parts.join("");
+  return write(value, undefined, "$");
 }
 
 /** The UTF-8 bytes of the canonical form. */
@@ -31,59 +29,65 @@ export function canonicalBytes(value: unknown): Uint8Array {
   return utf8(canonicalize(value));
 }
 
-function refuse(path: string, why: string): never {
-  throw new TlogError("malformed", `cannot canonicalize ${path}: ${why}`);
+/** Where a value sits, kept as links and spelled out only for an error message. */
+interface Place {
+  parent: Place | undefined;
+  step: string | number;
 }
 
-function writeString(text: string, parts: string[]): void {
-  // JSON.stringify escapes exactly what RFC 8785 escapes, and lone surrogates as \udxxx.
-  parts.push(JSON.stringify(text));
+function spell(place: Place | undefined, step: string | number): string {
+  const steps: (string | number)[] = [step];
+  for (let at = place; at; at = at.parent) steps.unshift(at.step);
+  return steps
+    .map((part, i) =>
+      i === 0 ? String(part) : typeof part === "number" ? `[${part}]` : `.${part}`,
+    )
+    .join("");
 }
 
-function write(value: unknown, parts: string[], path: string): void {
+function refuse(place: Place | undefined, step: string | number, why: string): never {
+  throw new TlogError("malformed", `cannot canonicalize ${spell(place, step)}: ${why}`);
+}
+
+// JSON.stringify escapes exactly what RFC 8785 escapes (§3.2.2.2), and lone surrogates as
+// \udxxx. The text is built by concatenation (V8 joins the pieces once, when hashed).
+function write(value: unknown, parent: Place | undefined, step: string | number): string {
   switch (typeof value) {
     case "string":
-      writeString(value, parts);
-      return;
+      return JSON.stringify(value);
     case "number":
-      if (!Number.isFinite(value)) refuse(path, `${value} is not a JSON number`);
+      if (!Number.isFinite(value)) refuse(parent, step, `${value} is not a JSON number`);
       // Number::toString is the ECMAScript serialisation RFC 8785 adopts; -0 gives "0".
-      parts.push(String(value));
-      return;
+      return String(value);
     case "boolean":
-      parts.push(value ? "true" : "false");
-      return;
+      return value ? "true" : "false";
     case "object":
       break;
     default:
-      refuse(path, `${typeof value} is not a JSON value`);
+      refuse(parent, step, `${typeof value} is not a JSON value`);
   }
-  if (value === null) {
-    parts.push("null");
-    return;
-  }
+  if (value === null) return "null";
+  const place: Place = { parent, step };
   if (Array.isArray(value)) {
-    parts.push("[");
-    value.forEach((item: unknown, i) => {
-      if (i > 0) parts.push(",");
-      write(item, parts, `${path}[${i}]`);
-    });
-    parts.push("]");
-    return;
+    let text = "[";
+    for (let i = 0; i < value.length; i++) {
+      if (i > 0) text += ",";
+      text += write(value[i], place, i);
+    }
+    return `${text}]`;
   }
   const prototype = Object.getPrototypeOf(value);
   if (prototype !== Object.prototype && prototype !== null) {
-    refuse(path, "not a plain JSON object");
+    refuse(parent, step, "not a plain JSON object");
   }
   const record = value as Record<string, unknown>;
   // Default sort order compares UTF-16 code units, exactly what §3.2.3 asks.
   const keys = Object.keys(record).sort();
-  parts.push("{");
-  keys.forEach((key, i) => {
-    if (i > 0) parts.push(",");
-    writeString(key, parts);
-    parts.push(":");
-    write(record[key], parts, `${path}.${key}`);
-  });
-  parts.push("}");
+  let text = "{";
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i] as string;
+    if (i > 0) text += ",";
+    text += `${JSON.stringify(key)}:${write(record[key], place, key)}`;
+  }
+  return `${text}}`;
 }
