@@ -46,7 +46,7 @@
  * `--limit <n>` sets INGEST_MAX_IN_FLIGHT (0: no admission control, the "before");
  * `--loop-delay-target <ms>` sets LOOP_DELAY_TARGET_MS (0: no shedding by the loop's delay).
  * The 503s of each phase are split by reason from /metrics (`in_flight`: the count,
- * `queue_delay`: the loop's delay).
+ * `queue_delay`: the loop's delay, `index_lag`: the pushback while the integrator is behind).
  * Prints a table per phase and writes
  * bench/results/overload-<storage>-<limit>[-delay<target>].json.
  */
@@ -117,6 +117,7 @@ interface Sample {
   /** Ingest 503s so far, by reason (audit_requests_overloaded_total). */
   shedInFlight?: number;
   shedQueueDelay?: number;
+  shedIndexLag?: number;
 }
 
 interface Probe {
@@ -433,6 +434,8 @@ function startSampling(pid: number, base: string, key: string, t0: number) {
     const queueDelay = refused("queue_delay");
     if (inFlight !== undefined) entry.shedInFlight = inFlight;
     if (queueDelay !== undefined) entry.shedQueueDelay = queueDelay;
+    const indexLag = refused("index_lag");
+    if (indexLag !== undefined) entry.shedIndexLag = indexLag;
   };
   const timers = [
     setInterval(() => void sample(), 1000),
@@ -460,6 +463,15 @@ function round(value: number | undefined): number | null {
   return value === undefined ? null : Math.round(value * 10) / 10;
 }
 
+/** p50, p99 and max of ascending milliseconds, each to a tenth. */
+function spread(sorted: number[]) {
+  return {
+    p50: round(percentile(sorted, 50)),
+    p99: round(percentile(sorted, 99)),
+    max: round(sorted.at(-1)),
+  };
+}
+
 function summarize(list: Outcome[], seconds: number) {
   const statuses: Record<string, number> = {};
   for (const o of list) statuses[o.status] = (statuses[o.status] ?? 0) + 1;
@@ -475,16 +487,8 @@ function summarize(list: Outcome[], seconds: number) {
     offeredPerSecond: Math.round(list.length / seconds),
     admittedPerSecond: Math.round(admitted.length / seconds),
     statuses,
-    admittedMs: {
-      p50: round(percentile(admitted, 50)),
-      p99: round(percentile(admitted, 99)),
-      max: round(admitted.at(-1)),
-    },
-    refusedMs: {
-      p50: round(percentile(refused, 50)),
-      p99: round(percentile(refused, 99)),
-      max: round(refused.at(-1)),
-    },
+    admittedMs: spread(admitted),
+    refusedMs: spread(refused),
   };
 }
 
@@ -549,12 +553,7 @@ function report(started: Date, capacity: number, phases: [string, number, number
         .filter((o) => o.waitMs !== undefined && (o.connection?.nth === 0) === opened)
         .map((o) => o.ms - (o.waitMs ?? 0))
         .sort((a, b) => a - b);
-      return {
-        count: sorted.length,
-        p50: round(percentile(sorted, 50)),
-        p99: round(percentile(sorted, 99)),
-        max: round(sorted.at(-1)),
-      };
+      return { count: sorted.length, ...spread(sorted) };
     };
     const late = list
       .filter((o) => o.lateMs !== undefined)
@@ -569,31 +568,18 @@ function report(started: Date, capacity: number, phases: [string, number, number
     phaseRows.push({
       phase,
       ...summary,
-      generatorWaitMs: {
-        p50: round(percentile(waits, 50)),
-        p99: round(percentile(waits, 99)),
-        max: round(waits.at(-1)),
-      },
-      generatorLateMs: {
-        p50: round(percentile(late, 50)),
-        p99: round(percentile(late, 99)),
-        max: round(late.at(-1)),
-      },
+      generatorWaitMs: spread(waits),
+      generatorLateMs: spread(late),
       serviceMs: {
-        admitted: {
-          p50: round(percentile(admittedService, 50)),
-          p99: round(percentile(admittedService, 99)),
-        },
-        refused: {
-          p50: round(percentile(refusedService, 50)),
-          p99: round(percentile(refusedService, 99)),
-        },
+        admitted: spread(admittedService),
+        refused: spread(refusedService),
       },
       connectionServiceMs: { opened: byConnection(true), reused: byConnection(false) },
       retryAfterValues: [...retryAfter],
       refusedByReason: {
         in_flight: delta((s) => s.shedInFlight),
         queue_delay: delta((s) => s.shedQueueDelay),
+        index_lag: delta((s) => s.shedIndexLag),
       },
       peakRssMb: Math.round(Math.max(0, ...rss)),
       maxLoopLagMs: Math.round(Math.max(0, ...lag)),
