@@ -32,6 +32,10 @@ import {
   IngestEventsResponseSchema,
 } from "../gen/audit/v1/ingest_pb.js";
 import { createAdminClient } from "../src/admin/admin-client.js";
+import type { Db } from "../src/store/db.js";
+import { readLagSummary } from "../src/store/log-integration.js";
+import { createPostgresDb } from "../src/store/postgres-driver.js";
+import { postBatches } from "./bulk-batches.js";
 import { sampleEvent } from "./event-body.js";
 import { cpuSeconds, recreateDatabase } from "./machine.js";
 
@@ -95,48 +99,14 @@ async function rssMb(pid: number): Promise<number> {
   return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) / 1024;
 }
 
-let sequence = 0;
-const batchBody = () =>
-  JSON.stringify({ events: Array.from({ length: BATCH }, () => sampleEvent(sequence++)) });
-
 /** Batches answered 503 (pushback or admission control) and retried after Retry-After. */
 let restRetried = 0;
 
-/**
- * Posts batches from `connections` workers until the deadline; returns events acknowledged.
- * A 503 is retried with the same batch after its Retry-After, as a well-behaved client does.
- */
+/** Posts batches from `connections` workers until the deadline; returns events acknowledged. */
 async function restLoad(url: string, keys: string[], until: number): Promise<number> {
-  let acked = 0;
-  let failures = 0;
-  const worker = async (w: number) => {
-    let body: string | undefined;
-    while (Date.now() < until) {
-      body ??= batchBody();
-      const response = await fetch(`${url}/api/ingest/events`, {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          authorization: `Bearer ${keys[(w + acked) % keys.length]}`,
-        },
-        body,
-      });
-      const text = await response.text();
-      if (response.status === 503) {
-        restRetried++;
-        const wait = Number(response.headers.get("retry-after") ?? "1") * 1000;
-        await new Promise((resolve) => setTimeout(resolve, Math.min(wait, until - Date.now())));
-        continue;
-      }
-      body = undefined;
-      if (response.status === 201)
-        acked += (JSON.parse(text) as { results: unknown[] }).results.length;
-      else if (++failures <= 3)
-        process.stderr.write(`  REST ${response.status}: ${text.slice(0, 200)}\n`);
-    }
-  };
-  await Promise.all(Array.from({ length: connections }, (_, w) => worker(w)));
-  return acked;
+  const result = await postBatches({ url, keys, connections, batch: BATCH, until, label: "REST" });
+  restRetried += result.retried;
+  return result.acked;
 }
 
 // The stream's requests, encoded once (the REST client's cost per batch is one
@@ -224,7 +194,7 @@ interface Sample {
 }
 
 /** Samples the server's RSS and the integrator's lag every second until `done` settles. */
-function sampler(pid: number, sql: postgres.Sql, done: Promise<unknown>): Promise<Sample[]> {
+function sampler(pid: number, db: Db, done: Promise<unknown>): Promise<Sample[]> {
   const samples: Sample[] = [];
   const started = Date.now();
   let finished = false;
@@ -234,40 +204,29 @@ function sampler(pid: number, sql: postgres.Sql, done: Promise<unknown>): Promis
   return (async () => {
     while (!finished) {
       await new Promise((resolve) => setTimeout(resolve, 1000));
+      // The service's own figures (its /metrics lag gauges read the same).
+      const summary = await readLagSummary(db);
       samples.push({
         second: Math.round((Date.now() - started) / 1000),
         rssMb: await rssMb(pid),
-        lag: await lag(sql),
-        lagSeconds: await lagSeconds(sql),
+        lag: Number(summary.head - summary.integrated),
+        lagSeconds: summary.oldestPending
+          ? Math.max(0, (Date.now() - summary.oldestPending.getTime()) / 1000)
+          : 0,
       });
     }
     return samples;
   })();
 }
 
-async function lag(sql: postgres.Sql): Promise<number> {
-  const [row] = await sql<{ lag: number }[]>`
-    select (select count(*) from events)::int - (select coalesce(sum(size), 0) from event_logs)::int as lag`;
-  return row?.lag ?? 0;
-}
-
-async function lagSeconds(sql: postgres.Sql): Promise<number> {
-  const [row] = await sql<{ age: number }[]>`
-    select coalesce(extract(epoch from now() - min(p.received_at)), 0)::float8 as age
-      from event_logs l
-     cross join lateral (
-       select e.received_at from events e
-        where e.project_id = l.project_id and e.environment = l.environment
-          and (e.xid, e.id) > (l.integrated_xid, l.integrated_id)
-        order by e.xid, e.id
-        limit 1) as p`;
-  return row?.age ?? 0;
-}
-
 /** Waits until every acknowledged event is indexed; returns the seconds waited. */
-async function searchable(sql: postgres.Sql): Promise<number> {
+async function searchable(db: Db): Promise<number> {
   const started = Date.now();
-  while ((await lag(sql)) > 0) await new Promise((resolve) => setTimeout(resolve, 100));
+  for (;;) {
+    const { head, integrated } = await readLagSummary(db);
+    if (head === integrated) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
   return (Date.now() - started) / 1000;
 }
 
@@ -364,7 +323,7 @@ async function main() {
     });
     keys.push(created.secret);
   }
-  const sql = postgres(databaseUrl, { max: 2, onnotice: () => {} });
+  const db = createPostgresDb({ url: databaseUrl, maxConnections: 2 });
   const pid = service.child.pid ?? 0;
 
   const measure = async (
@@ -375,16 +334,16 @@ async function main() {
     ms: number,
   ) => {
     process.stderr.write(`  ${name} (round ${round}) ...\n`);
-    await searchable(sql);
+    await searchable(db);
     const retried0 = restRetried;
     const cpu0 = await cpuSeconds(pid);
     const t0 = Date.now();
     const running = load(t0 + ms);
-    const samples = sampler(pid, sql, running);
+    const samples = sampler(pid, db, running);
     const acked = await running;
     const seconds = (Date.now() - t0) / 1000;
     const cpu1 = await cpuSeconds(pid);
-    const catchUp = await searchable(sql);
+    const catchUp = await searchable(db);
     const cpu2 = await cpuSeconds(pid);
     const seen = await samples;
     rows.push({
@@ -453,7 +412,7 @@ async function main() {
       Number(values.soak) * 1000,
     );
   }
-  await sql.end();
+  await db.close();
   await stop(service.child);
 
   const table = rows.map((row) => ({
