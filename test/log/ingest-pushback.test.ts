@@ -52,6 +52,14 @@ describe("pushback while the integrator is behind", () => {
     );
     return row?.count ?? -1;
   };
+  /** A journal row acknowledged 10 s ago whose payload does not open: its log's integrator stops there. */
+  const insertUnreadableRow = (projectId: string) =>
+    server.app.db.query(
+      `insert into events (project_id, environment, id, occurred_at, received_at, key_version,
+                           payload)
+       values ($1, 'test', $2, now(), now() - interval '10 seconds', 1, $3)`,
+      [projectId, STUCK_ROW, Buffer.from([1, 2, 3])],
+    );
   /** Waits until Create Event for `secret` answers `status` (the gate samples every 500 ms). */
   const untilCreateAnswers = async (secret: string, status: number) => {
     const deadline = Date.now() + 30_000;
@@ -70,13 +78,7 @@ describe("pushback while the integrator is behind", () => {
       (await rpcClient(EventService, server.url).listEvents({}, { headers: bearer(stuck.secret) }))
         .events,
     ).toHaveLength(1);
-    // Acknowledged 10 s ago and unreadable: the integrator stops at it.
-    await server.app.db.query(
-      `insert into events (project_id, environment, id, occurred_at, received_at, key_version,
-                           payload)
-       values ($1, 'test', $2, now(), now() - interval '10 seconds', 1, $3)`,
-      [stuck.projectId, STUCK_ROW, Buffer.from([1, 2, 3])],
-    );
+    await insertUnreadableRow(stuck.projectId);
 
     const refused = await untilCreateAnswers(stuck.secret, 503);
     expect(refused.headers.get("retry-after")).toBe("1");
@@ -167,12 +169,7 @@ describe("pushback while the integrator is behind", () => {
         )
       ).events,
     ).toHaveLength(1);
-    await server.app.db.query(
-      `insert into events (project_id, environment, id, occurred_at, received_at, key_version,
-                           payload)
-       values ($1, 'test', $2, now(), now() - interval '10 seconds', 1, $3)`,
-      [stalled.projectId, STUCK_ROW, Buffer.from([1, 2, 3])],
-    );
+    await insertUnreadableRow(stalled.projectId);
     await untilCreateAnswers(stalled.secret, 503);
     // Ten seconds after the last pass moved the log, it is stalled, not loaded.
     const taken = await untilCreateAnswers(stalled.secret, 201);
