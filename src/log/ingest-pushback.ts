@@ -11,19 +11,28 @@
  * listing it soon; and so does every log when the lag could not be read for three
  * sampling intervals.
  *
- * Every `sampleEveryMs`, one query finds the logs over the bound (the database's clock,
- * one step of the journal's primary key per log). Create Event and a batch for such a log
- * are refused with 503 and `Retry-After` (Unavailable over RPC) before they are parsed:
- * nothing is stored, a retry is safe. An IngestEvents stream reads its next event only
- * once its log takes events again (flow control: it holds no slot meanwhile), and is
- * refused if the log stays behind for `streamWaitMs`.
+ * Age alone lets the lag overshoot: by the time a log's oldest pending event is
+ * `maxLagMs` old, the log holds everything acknowledged meanwhile at the unthrottled rate,
+ * which takes the integrator longer than the bound to drain. So the backlog is bounded
+ * too, in events, by what the integrators drain in half the bound at the rate they were
+ * measured at while busy (`backlogBudget`): over it, the logs holding more than their
+ * share of it are refused as well. The other half covers what arrives before the next
+ * sample and the pass in progress.
+ *
+ * Every `sampleEveryMs`, one query reads the logs' backlogs (the database's clock; per log
+ * an index range of the journal's primary key, counted up to a cap) and the sum of their
+ * sizes. Create Event and a batch for a refused log are refused with 503 and `Retry-After`
+ * (Unavailable over RPC) before they are parsed: nothing is stored, a retry is safe. An
+ * IngestEvents stream reads its next event only once its log takes events again (flow
+ * control: it holds no slot meanwhile), and is refused if the log stays behind for
+ * `streamWaitMs`.
  */
 import type { KeyPrincipal } from "../auth/authenticator.js";
 import { ServiceError } from "../errors.js";
 import type { AdmissionCheck } from "../limits/admission.js";
 import { createPeriodicTask, type PeriodicTaskLogger } from "../periodic-task.js";
 import type { Queryable } from "../store/db.js";
-import { readLaggingLogs } from "../store/log-integration.js";
+import { type LogBacklog, readBacklogs } from "../store/log-integration.js";
 import { INTEGRATION_BEHIND } from "./read-your-writes.js";
 
 /** Options of the pushback. */
@@ -56,7 +65,56 @@ export interface IngestPushback extends AdmissionCheck {
   stop(): Promise<void>;
 }
 
+/** Pending events counted per log at most. */
+const COUNT_CAP = 100_000;
+
 const logKey = (projectId: string, environment: string) => `${projectId}\u0000${environment}`;
+
+/** The smallest backlog budget: a backlog this small never pushes back by its size. */
+export const MIN_BACKLOG_BUDGET = 1_000;
+
+/** The events the integrators drain in half the bound at `eventsPerSecond`. */
+export function backlogBudget(eventsPerSecond: number, maxLagMs: number): number {
+  return Math.max(MIN_BACKLOG_BUDGET, Math.floor((eventsPerSecond * maxLagMs) / 2_000));
+}
+
+/**
+ * The logs to refuse, given their backlogs: those whose oldest pending event is older than
+ * the bound, and, when the backlogs together exceed `budget` events, those holding more
+ * than an equal share of it (a flooding log is refused before a trickling one).
+ */
+export function logsToRefuse(
+  backlogs: readonly LogBacklog[],
+  maxLagMs: number,
+  budget: number | undefined,
+): LogBacklog[] {
+  const total = backlogs.reduce((sum, log) => sum + log.pending, 0);
+  const share =
+    budget !== undefined && total > budget ? budget / backlogs.length : Number.POSITIVE_INFINITY;
+  return backlogs.filter((log) => log.oldestAgeSeconds * 1000 > maxLagMs || log.pending > share);
+}
+
+/**
+ * The integrators' rate, in events per second, measured only between two samples that
+ * both found a backlog (busy all along: an idle integrator says nothing of its capacity),
+ * smoothed over a few seconds because passes land in lumps.
+ */
+function createRateMeter(now: () => number) {
+  let previous: { at: number; integrated: bigint; busy: boolean } | undefined;
+  let rate: number | undefined;
+  return {
+    /** Records a sample; returns the rate measured so far (undefined until busy twice). */
+    record(integrated: bigint, busy: boolean): number | undefined {
+      const at = now();
+      if (previous?.busy && busy && at > previous.at && integrated >= previous.integrated) {
+        const measured = (Number(integrated - previous.integrated) * 1000) / (at - previous.at);
+        rate = rate === undefined ? measured : 0.8 * rate + 0.2 * measured;
+      }
+      previous = { at, integrated, busy };
+      return rate;
+    },
+  };
+}
 
 /** Creates the pushback; `start()` begins sampling. */
 export function createIngestPushback(options: IngestPushbackOptions): IngestPushback {
@@ -80,9 +138,22 @@ export function createIngestPushback(options: IngestPushbackOptions): IngestPush
     for (const wake of woken) wake();
   };
 
+  const rate = createRateMeter(now);
   const sample = async () => {
-    const logs = await readLaggingLogs(options.db, options.maxLagMs / 1000, stalledAfterMs / 1000);
-    lagging = new Set(logs.map((log) => logKey(log.projectId, log.environment)));
+    const { backlogs, integrated } = await readBacklogs(
+      options.db,
+      // Counting past what any budget could allow tells nothing more.
+      COUNT_CAP,
+      stalledAfterMs / 1000,
+    );
+    const eventsPerSecond = rate.record(integrated, backlogs.length > 0);
+    const budget =
+      eventsPerSecond === undefined ? undefined : backlogBudget(eventsPerSecond, options.maxLagMs);
+    lagging = new Set(
+      logsToRefuse(backlogs, options.maxLagMs, budget).map((log) =>
+        logKey(log.projectId, log.environment),
+      ),
+    );
     sampledAt = now();
     wakeWaiters();
   };

@@ -410,42 +410,70 @@ export function reached(a: JournalPosition, b: JournalPosition): boolean {
   return a.xid > b.xid || (a.xid === b.xid && a.id >= b.id);
 }
 
-/** A log whose next event to integrate waits longer than a bound, its integrator moving. */
-export interface LaggingLog {
+/** A log with events not yet integrated, whose integrator is moving. */
+export interface LogBacklog {
   projectId: string;
   environment: string;
-  /** receivedAt of the log's next journal row to integrate. */
-  oldestPending: Date;
+  /** Seconds since the oldest of them was received, by the database's clock. */
+  oldestAgeSeconds: number;
+  /** How many there are, counted up to the cap the query was given. */
+  pending: number;
+}
+
+/** The backlogs of the logs under load, and how many events every log has integrated. */
+export interface BacklogSample {
+  backlogs: LogBacklog[];
+  /** The sum of every log's size: its growth between two samples is the integrators' rate. */
+  integrated: bigint;
 }
 
 /**
- * The logs whose next row to integrate was received over `lagSeconds` ago while a pass
- * moved them within the last `movedWithinSeconds` (behind because of load, not stalled), by
- * the database's clock: one step of the journal's primary key per log past its position.
+ * The logs with rows past their integrated position that a pass moved within the last
+ * `movedWithinSeconds` (behind because of load, not stalled): per log, the age of its
+ * oldest pending row and their number, counted up to `countCap` (an index range of the
+ * journal's primary key, never the whole journal); and the sum of every log's size.
  */
-export async function readLaggingLogs(
+export async function readBacklogs(
   db: Queryable,
-  lagSeconds: number,
+  countCap: number,
   movedWithinSeconds: number,
-): Promise<LaggingLog[]> {
-  const rows = await db.query<{ project_id: string; environment: string; oldest: Date }>(
-    `select l.project_id, l.environment, p.received_at as oldest
-       from event_logs l
-      cross join lateral (
-        select e.received_at from events e
-         where e.project_id = l.project_id and e.environment = l.environment
-           and (e.xid, e.id) > (l.integrated_xid, l.integrated_id)
-         order by e.xid, e.id
-         limit 1) as p
-      where p.received_at < now() - make_interval(secs => $1::float8)
-        and l.integrated_at > now() - make_interval(secs => $2::float8)`,
-    [lagSeconds, movedWithinSeconds],
+): Promise<BacklogSample> {
+  const rows = await db.query<{
+    project_id: string | null;
+    environment: string | null;
+    age: number | null;
+    pending: number | null;
+    integrated: string;
+  }>(
+    `with backlog as (
+       select l.project_id, l.environment, p.pending,
+              extract(epoch from now() - p.oldest)::float8 as age
+         from event_logs l
+        cross join lateral (
+          select count(*)::int as pending, min(b.received_at) as oldest from (
+            select e.received_at from events e
+             where e.project_id = l.project_id and e.environment = l.environment
+               and (e.xid, e.id) > (l.integrated_xid, l.integrated_id)
+             order by e.xid, e.id
+             limit $1) as b) as p
+        where l.integrated_at > now() - make_interval(secs => $2::float8)
+          and p.pending > 0)
+     select b.project_id, b.environment, b.age, b.pending, t.integrated
+       from (select coalesce(sum(size), 0)::text as integrated from event_logs) as t
+       left join backlog b on true`,
+    [countCap, movedWithinSeconds],
   );
-  return rows.map((row) => ({
-    projectId: row.project_id,
-    environment: row.environment,
-    oldestPending: row.oldest,
-  }));
+  const backlogs: LogBacklog[] = [];
+  for (const row of rows) {
+    if (row.project_id === null || row.environment === null) continue;
+    backlogs.push({
+      projectId: row.project_id,
+      environment: row.environment,
+      oldestAgeSeconds: Math.max(0, row.age ?? 0),
+      pending: row.pending ?? 0,
+    });
+  }
+  return { backlogs, integrated: BigInt(rows[0]?.integrated ?? "0") };
 }
 
 /** Every log's figures summed: events acknowledged, integrated, and the oldest waiting. */

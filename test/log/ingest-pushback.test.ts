@@ -19,6 +19,7 @@ import {
   IngestService,
 } from "../../gen/audit/v1/ingest_pb.js";
 import { RetryInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
+import { readBacklogs } from "../../src/store/log-integration.js";
 import { bearer } from "../events/events-client.js";
 import { events, postBatch } from "../ingest/bulk.support.js";
 import { rpcClient, rpcFailure } from "../support/rpc.js";
@@ -185,4 +186,47 @@ describe("pushback while the integrator is behind", () => {
       STUCK_ROW,
     ]);
   }, 90_000);
+
+  it("reads a loaded log's backlog: its pending events counted up to the cap, the age of the oldest, and every log's integrated total", async () => {
+    const loaded = await server.provision();
+    expect((await postEvent(server, validEvent(), bearer(loaded.secret))).status).toBe(201);
+    expect(
+      (await rpcClient(EventService, server.url).listEvents({}, { headers: bearer(loaded.secret) }))
+        .events,
+    ).toHaveLength(1);
+    const before = await readBacklogs(server.app.db, 100, 60);
+    expect(before.backlogs.find((log) => log.projectId === loaded.projectId)).toBeUndefined();
+    expect(before.integrated).toBeGreaterThanOrEqual(1n);
+
+    // Five rows that do not open, the first received 10 s ago: the log stops at them.
+    await server.app.db.query(
+      `insert into events (project_id, environment, id, occurred_at, received_at, key_version,
+                           payload)
+       select $1, 'test', ('01a20000-0000-7000-8000-' || lpad(g::text, 12, '0'))::uuid, now(),
+              now() - make_interval(secs => case when g = 1 then 10 else 0 end), 1, '\\x010203'
+         from generate_series(1, 5) as g`,
+      [loaded.projectId],
+    );
+    const find = async (cap: number, movedWithin: number) =>
+      (await readBacklogs(server.app.db, cap, movedWithin)).backlogs.find(
+        (log) => log.projectId === loaded.projectId,
+      );
+    const all = await find(100, 60);
+    expect(all?.environment).toBe("test");
+    expect(all?.pending).toBe(5);
+    expect(all?.oldestAgeSeconds).toBeGreaterThanOrEqual(9.5);
+    expect(all?.oldestAgeSeconds).toBeLessThan(60);
+    expect((await find(3, 60))?.pending).toBe(3);
+    // A log no pass moved within the window is stalled, not loaded: not read.
+    await server.app.db.query(
+      `update event_logs set integrated_at = now() - interval '2 minutes'
+        where project_id = $1 and environment = 'test'`,
+      [loaded.projectId],
+    );
+    expect(await find(100, 60)).toBeUndefined();
+    await server.app.db.query(
+      "delete from events where project_id = $1 and id::text like '01a20000-0000-7000-8000-%'",
+      [loaded.projectId],
+    );
+  }, 60_000);
 });

@@ -6,7 +6,12 @@
 import { describe, expect, it } from "vitest";
 import type { KeyPrincipal } from "../../src/auth/authenticator.js";
 import { ServiceError } from "../../src/errors.js";
-import { createIngestPushback } from "../../src/log/ingest-pushback.js";
+import {
+  backlogBudget,
+  createIngestPushback,
+  logsToRefuse,
+  MIN_BACKLOG_BUDGET,
+} from "../../src/log/ingest-pushback.js";
 import type { Queryable } from "../../src/store/db.js";
 
 const principal = (projectId: string): KeyPrincipal => ({
@@ -17,16 +22,34 @@ const principal = (projectId: string): KeyPrincipal => ({
   plan: "free",
 });
 
-/** A database whose lagging logs are whatever `lagging` holds when queried. */
-function fakeDb(lagging: { projectId: string }[]) {
+interface FakeBacklog {
+  projectId: string;
+  /** Seconds since its oldest pending event was received (default: 10, over any bound here). */
+  age?: number;
+  pending?: number;
+}
+
+/**
+ * A database whose backlogs are whatever `backlogs` holds when queried, and whose logs have
+ * integrated `figures.integrated` events in all.
+ */
+function fakeDb(backlogs: FakeBacklog[], figures = { integrated: 0 }) {
   const asked: unknown[][] = [];
   const db: Queryable = {
     async query<Row>(_sql: string, params: readonly unknown[] = []) {
       asked.push([...params]);
-      return lagging.map((log) => ({
+      const integrated = String(figures.integrated);
+      if (backlogs.length === 0) {
+        return [
+          { project_id: null, environment: null, age: null, pending: null, integrated },
+        ] as Row[];
+      }
+      return backlogs.map((log) => ({
         project_id: log.projectId,
         environment: "test",
-        oldest: new Date(0),
+        age: log.age ?? 10,
+        pending: log.pending ?? 1,
+        integrated,
       })) as Row[];
     },
   };
@@ -58,8 +81,8 @@ describe("ingest pushback", () => {
     });
     await pushback.admit(principal("p1")); // nothing sampled yet
     await pushback.sample();
-    // The bound and the stall threshold (max(10 s, 3 × bound)) in seconds, for the database.
-    expect(asked[0]).toEqual([3, 10]);
+    // The count's cap, and the stall threshold (max(10 s, 3 × bound)) in seconds.
+    expect(asked[0]).toEqual([100_000, 10]);
     const error = await refusedWith(pushback.admit(principal("p1")));
     expect(error.kind).toBe("unavailable");
     expect(error.message).toBe(
@@ -107,5 +130,53 @@ describe("ingest pushback", () => {
     const error = await refusedWith(pushback.whenAccepting(principal("p1")));
     expect(error.kind).toBe("unavailable");
     await pushback.whenAccepting(principal("p2"));
+  });
+
+  it("bounds the backlog by what the integrators drain in half the bound, refusing the logs over their share", () => {
+    const log = (projectId: string, pending: number, oldestAgeSeconds = 0.5) => ({
+      projectId,
+      environment: "test",
+      pending,
+      oldestAgeSeconds,
+    });
+    // 4,000 events/s for half of 3 s.
+    expect(backlogBudget(4_000, 3_000)).toBe(6_000);
+    expect(backlogBudget(10, 3_000)).toBe(MIN_BACKLOG_BUDGET);
+    const ids = (logs: { projectId: string }[]) => logs.map((l) => l.projectId);
+
+    // Under the budget together: only age refuses.
+    expect(ids(logsToRefuse([log("a", 5_000), log("b", 900, 3.5)], 3_000, 6_000))).toEqual(["b"]);
+    // Over it: the logs holding more than an equal share (3,000 each) are refused.
+    expect(ids(logsToRefuse([log("a", 5_500), log("b", 900)], 3_000, 6_000))).toEqual(["a"]);
+    expect(ids(logsToRefuse([log("a", 5_500), log("b", 3_500)], 3_000, 6_000))).toEqual(["a", "b"]);
+    // No rate measured yet: age alone.
+    expect(ids(logsToRefuse([log("a", 90_000)], 3_000, undefined))).toEqual([]);
+  });
+
+  it("measures the integrators' rate only while they are busy, and refuses a backlog the rate cannot drain in half the bound", async () => {
+    const backlogs: FakeBacklog[] = [];
+    const figures = { integrated: 0 };
+    const { db } = fakeDb(backlogs, figures);
+    let clock = 0;
+    const pushback = createIngestPushback({ db, logger, maxLagMs: 2_000, now: () => clock });
+    const sampleAt = async (ms: number, integrated: number) => {
+      clock = ms;
+      figures.integrated = integrated;
+      await pushback.sample();
+    };
+    // Idle, then busy: nothing measured across the idle sample (its 10,000 events would
+    // otherwise read as a rate), so a young backlog of 50,000 is not refused yet.
+    await sampleAt(0, 0);
+    backlogs.push({ projectId: "p1", age: 0.2, pending: 50_000 });
+    await sampleAt(500, 10_000);
+    expect(pushback.accepting(principal("p1"))).toBe(true);
+    // Busy for 500 ms while 1,500 events were integrated: 3,000/s, so the budget is
+    // 3,000 events (half of 2 s) and 50,000 pending is refused although young.
+    await sampleAt(1_000, 11_500);
+    expect(pushback.accepting(principal("p1"))).toBe(false);
+    // Drained to under the budget: taken again.
+    backlogs[0] = { projectId: "p1", age: 0.2, pending: 2_000 };
+    await sampleAt(1_500, 13_000);
+    expect(pushback.accepting(principal("p1"))).toBe(true);
   });
 });
