@@ -25,7 +25,7 @@ import type { Operations } from "./api/operation.js";
 import { tokenOperations } from "./api/token-operations.js";
 import { createAdminTokenGuard } from "./auth/admin-token.js";
 import { generateApiKey } from "./auth/api-keys.js";
-import { createAuthenticator } from "./auth/authenticator.js";
+import { createAuthenticator, type KeyPrincipal } from "./auth/authenticator.js";
 import { createFrontendTokens } from "./auth/frontend-tokens.js";
 import { type Config, ConfigError } from "./config.js";
 import { createKeyring } from "./crypto/keyring.js";
@@ -267,6 +267,10 @@ export async function createApp(
           onRefused: () => metrics.overloadRefused("ingest", "index_lag"),
         })
       : undefined;
+  const eventCreated = (principal: KeyPrincipal) => {
+    metrics.eventCreated(principal.environment);
+    pushback?.appended(principal);
+  };
   const ingestAdmission = pushback ? [pushback, ...limits.admission] : limits.admission;
   const ingest = createIngestService({
     authenticator,
@@ -274,7 +278,7 @@ export async function createApp(
     events,
     idempotencyTtlSeconds: config.IDEMPOTENCY_TTL_SECONDS,
     admission: ingestAdmission,
-    onCreated: (principal) => metrics.eventCreated(principal.environment),
+    onCreated: eventCreated,
   });
 
   const readYourWrites = createReadYourWrites({
@@ -309,7 +313,7 @@ export async function createApp(
     idempotencyTtlSeconds: config.IDEMPOTENCY_TTL_SECONDS,
     admission: limits.admission,
     ...(pushback ? { pushback } : {}),
-    onCreated: (principal) => metrics.eventCreated(principal.environment),
+    onCreated: eventCreated,
   });
 
   const erasure = createErasureService({

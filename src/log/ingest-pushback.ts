@@ -57,6 +57,8 @@ export interface IngestPushbackOptions {
 export interface IngestPushback extends AdmissionCheck {
   /** Whether the principal's log takes events now. */
   accepting(principal: KeyPrincipal): boolean;
+  /** Counts an event appended to the principal's log (stored, not replayed). */
+  appended(principal: KeyPrincipal): void;
   /** Resolves once the principal's log takes events; rejects after `streamWaitMs`. */
   whenAccepting(principal: KeyPrincipal): Promise<void>;
   /** Reads the logs' lag now (tests, and once at start). */
@@ -79,19 +81,43 @@ export function backlogBudget(eventsPerSecond: number, maxLagMs: number): number
 }
 
 /**
- * The logs to refuse, given their backlogs: those whose oldest pending event is older than
- * the bound, and, when the backlogs together exceed `budget` events, those holding more
- * than an equal share of it (a flooding log is refused before a trickling one).
+ * The logs' backlogs as the last sample found them, plus the events this instance
+ * appended since (the sample is 500 ms old at worst, and a flood appends thousands in
+ * that time). A log is refused while its oldest pending event is older than the bound, or
+ * while the backlogs together exceed `budget` events and it holds more than an equal
+ * share of it: a flooding log is refused before a trickling one.
  */
-export function logsToRefuse(
-  backlogs: readonly LogBacklog[],
-  maxLagMs: number,
-  budget: number | undefined,
-): LogBacklog[] {
-  const total = backlogs.reduce((sum, log) => sum + log.pending, 0);
-  const share =
-    budget !== undefined && total > budget ? budget / backlogs.length : Number.POSITIVE_INFINITY;
-  return backlogs.filter((log) => log.oldestAgeSeconds * 1000 > maxLagMs || log.pending > share);
+export class BacklogEstimate {
+  readonly #aged = new Set<string>();
+  readonly #pending = new Map<string, number>();
+  #total = 0;
+
+  constructor(
+    backlogs: readonly LogBacklog[],
+    maxLagMs: number,
+    /** Undefined while no rate is measured: age alone decides. */
+    private readonly budget: number | undefined,
+  ) {
+    for (const log of backlogs) {
+      const key = logKey(log.projectId, log.environment);
+      if (log.oldestAgeSeconds * 1000 > maxLagMs) this.#aged.add(key);
+      this.#pending.set(key, log.pending);
+      this.#total += log.pending;
+    }
+  }
+
+  /** Counts an event appended to a log since the sample. */
+  appended(key: string): void {
+    this.#pending.set(key, (this.#pending.get(key) ?? 0) + 1);
+    this.#total++;
+  }
+
+  /** Whether the log takes no events now. */
+  refuses(key: string): boolean {
+    if (this.#aged.has(key)) return true;
+    if (this.budget === undefined || this.#total <= this.budget) return false;
+    return (this.#pending.get(key) ?? 0) > this.budget / this.#pending.size;
+  }
 }
 
 /**
@@ -122,7 +148,7 @@ export function createIngestPushback(options: IngestPushbackOptions): IngestPush
   const sampleEveryMs = options.sampleEveryMs ?? 500;
   const streamWaitMs = options.streamWaitMs ?? 10_000;
   const stalledAfterMs = options.stalledAfterMs ?? Math.max(10_000, 3 * options.maxLagMs);
-  let lagging = new Set<string>();
+  let estimate = new BacklogEstimate([], options.maxLagMs, undefined);
   let sampledAt = Number.NEGATIVE_INFINITY;
   // Streams waiting for a sample that finds their log under the bound.
   let waiters: (() => void)[] = [];
@@ -149,11 +175,7 @@ export function createIngestPushback(options: IngestPushbackOptions): IngestPush
     const eventsPerSecond = rate.record(integrated, backlogs.length > 0);
     const budget =
       eventsPerSecond === undefined ? undefined : backlogBudget(eventsPerSecond, options.maxLagMs);
-    lagging = new Set(
-      logsToRefuse(backlogs, options.maxLagMs, budget).map((log) =>
-        logKey(log.projectId, log.environment),
-      ),
-    );
+    estimate = new BacklogEstimate(backlogs, options.maxLagMs, budget);
     sampledAt = now();
     wakeWaiters();
   };
@@ -168,10 +190,13 @@ export function createIngestPushback(options: IngestPushbackOptions): IngestPush
   const accepting = (principal: KeyPrincipal) =>
     // A lag not read for three intervals is not known: take events (fail open).
     now() - sampledAt > 3 * sampleEveryMs ||
-    !lagging.has(logKey(principal.projectId, principal.environment));
+    !estimate.refuses(logKey(principal.projectId, principal.environment));
 
   return {
     accepting,
+    appended(principal) {
+      estimate.appended(logKey(principal.projectId, principal.environment));
+    },
     async admit(principal) {
       if (!accepting(principal)) throw refusal();
     },

@@ -7,9 +7,9 @@ import { describe, expect, it } from "vitest";
 import type { KeyPrincipal } from "../../src/auth/authenticator.js";
 import { ServiceError } from "../../src/errors.js";
 import {
+  BacklogEstimate,
   backlogBudget,
   createIngestPushback,
-  logsToRefuse,
   MIN_BACKLOG_BUDGET,
 } from "../../src/log/ingest-pushback.js";
 import type { Queryable } from "../../src/store/db.js";
@@ -142,15 +142,29 @@ describe("ingest pushback", () => {
     // 4,000 events/s for half of 3 s.
     expect(backlogBudget(4_000, 3_000)).toBe(6_000);
     expect(backlogBudget(10, 3_000)).toBe(MIN_BACKLOG_BUDGET);
-    const ids = (logs: { projectId: string }[]) => logs.map((l) => l.projectId);
+    const key = (projectId: string) => `${projectId}\u0000test`;
+    const refused = (estimate: BacklogEstimate, ...projects: string[]) =>
+      projects.filter((projectId) => estimate.refuses(key(projectId)));
 
     // Under the budget together: only age refuses.
-    expect(ids(logsToRefuse([log("a", 5_000), log("b", 900, 3.5)], 3_000, 6_000))).toEqual(["b"]);
+    const under = new BacklogEstimate([log("a", 5_000), log("b", 900, 3.5)], 3_000, 6_000);
+    expect(refused(under, "a", "b", "c")).toEqual(["b"]);
     // Over it: the logs holding more than an equal share (3,000 each) are refused.
-    expect(ids(logsToRefuse([log("a", 5_500), log("b", 900)], 3_000, 6_000))).toEqual(["a"]);
-    expect(ids(logsToRefuse([log("a", 5_500), log("b", 3_500)], 3_000, 6_000))).toEqual(["a", "b"]);
+    const over = new BacklogEstimate([log("a", 5_500), log("b", 900)], 3_000, 6_000);
+    expect(refused(over, "a", "b")).toEqual(["a"]);
+    expect(
+      refused(new BacklogEstimate([log("a", 5_500), log("b", 3_500)], 3_000, 6_000), "a", "b"),
+    ).toEqual(["a", "b"]);
     // No rate measured yet: age alone.
-    expect(ids(logsToRefuse([log("a", 90_000)], 3_000, undefined))).toEqual([]);
+    expect(refused(new BacklogEstimate([log("a", 90_000)], 3_000, undefined), "a")).toEqual([]);
+
+    // Appended since the sample: counted until the next one. 4,000 + 1,000 stays within
+    // the budget; the next event crosses it, and "a" is over its share (2,500 each).
+    const counting = new BacklogEstimate([log("a", 4_000), log("b", 1_000)], 3_000, 6_000);
+    for (let n = 0; n < 1_000; n++) counting.appended(key("a"));
+    expect(refused(counting, "a", "b")).toEqual([]);
+    counting.appended(key("a"));
+    expect(refused(counting, "a", "b")).toEqual(["a"]);
   });
 
   it("measures the integrators' rate only while they are busy, and refuses a backlog the rate cannot drain in half the bound", async () => {
@@ -178,5 +192,10 @@ describe("ingest pushback", () => {
     backlogs[0] = { projectId: "p1", age: 0.2, pending: 2_000 };
     await sampleAt(1_500, 13_000);
     expect(pushback.accepting(principal("p1"))).toBe(true);
+    // What this instance appends before the next sample counts: 1,001 more cross the budget.
+    for (let n = 0; n < 1_000; n++) pushback.appended(principal("p1"));
+    expect(pushback.accepting(principal("p1"))).toBe(true);
+    pushback.appended(principal("p1"));
+    expect(pushback.accepting(principal("p1"))).toBe(false);
   });
 });
