@@ -16,8 +16,8 @@
  * which takes the integrator longer than the bound to drain. So the backlog is bounded
  * too, in events, by what the integrators drain in half the bound at the rate they were
  * measured at while busy (`backlogBudget`): over it, the logs holding more than their
- * share of it are refused as well. The other half covers what arrives before the next
- * sample and the pass in progress.
+ * share of it are refused as well. The other half covers the pass in progress and what
+ * other instances append before the next sample (this instance counts its own at once).
  *
  * Every `sampleEveryMs`, one query reads the logs' backlogs (the database's clock; per log
  * an index range of the journal's primary key, counted up to a cap) and the sum of their
