@@ -83,8 +83,15 @@ export interface EventIndexes {
   actionIdx: Buffer;
   tenantIdx: Buffer | undefined;
   legacyActionIdx: Buffer | undefined;
-  /** The search tokens' ids (blind-index.ts `searchTokenIds`). */
-  searchTokens: bigint[];
+  /**
+   * The search tokens' ids (blind-index.ts `searchTokenIds`) in decimal, joined by commas:
+   * the text the index statement sends, made where the tokens are derived (the derivation
+   * worker), since turning some 300,000 bigints of a pass into text, and passing them
+   * between threads, blocked the requests' thread for tens of milliseconds.
+   */
+  searchTokenText: string;
+  /** How many ids `searchTokenText` holds. */
+  searchTokenCount: number;
 }
 
 const aad = (at: EventAddress, column: string) =>
@@ -153,6 +160,7 @@ export function indexesOf(keys: ProjectKeys, indexed: IndexedValues): EventIndex
   }
   const tenantIdx = indexed.tenantId === undefined ? undefined : rest.shift();
   const legacyActionIdx = indexed.legacyAction === undefined ? undefined : rest.shift();
+  const tokenIds = searchTokenIds(keys.indexKey, searchTokens(texts));
   return {
     actorIdx,
     entityTypeIdx,
@@ -160,7 +168,8 @@ export function indexesOf(keys: ProjectKeys, indexed: IndexedValues): EventIndex
     actionIdx,
     tenantIdx,
     legacyActionIdx,
-    searchTokens: searchTokenIds(keys.indexKey, searchTokens(texts)),
+    searchTokenText: tokenIds.join(","),
+    searchTokenCount: tokenIds.length,
   };
 }
 

@@ -109,7 +109,8 @@ function revivedEvent(event: DerivedEvent): DerivedEvent {
       actionIdx: asBuffer(indexes.actionIdx),
       tenantIdx: indexes.tenantIdx && asBuffer(indexes.tenantIdx),
       legacyActionIdx: indexes.legacyActionIdx && asBuffer(indexes.legacyActionIdx),
-      searchTokens: indexes.searchTokens,
+      searchTokenText: indexes.searchTokenText,
+      searchTokenCount: indexes.searchTokenCount,
     },
     leaf: event.leaf,
   };

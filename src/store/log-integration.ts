@@ -67,7 +67,9 @@ export interface IndexValues {
   actionIdx: Buffer;
   tenantIdx: Buffer | undefined;
   legacyActionIdx: Buffer | undefined;
-  searchTokens: bigint[];
+  /** The search token ids in decimal, joined by commas. */
+  searchTokenText: string;
+  searchTokenCount: number;
 }
 
 /** One event's row of `event_index`. */
@@ -272,16 +274,16 @@ export async function writeIndex(tx: Queryable, rows: readonly IndexRow[]): Prom
       indexes.actionIdx,
     ]),
   );
-  // The tokens as one int8[] literal, written here: digits need no quoting, and this
-  // is ~60 values an event.
+  // The tokens as one int8[] literal of the events' texts: digits need no quoting, and
+  // this is ~60 values an event.
   let tokens = "";
   const tokenStarts: number[] = [];
   let count = 0;
   for (const { indexes } of rows) {
     tokenStarts.push(count + 1);
-    if (indexes.searchTokens.length === 0) continue;
-    tokens += `${count === 0 ? "" : ","}${indexes.searchTokens.join(",")}`;
-    count += indexes.searchTokens.length;
+    if (indexes.searchTokenCount === 0) continue;
+    tokens += `${count === 0 ? "" : ","}${indexes.searchTokenText}`;
+    count += indexes.searchTokenCount;
   }
   tokenStarts.push(count + 1);
   await tx.query(

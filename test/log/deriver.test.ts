@@ -113,7 +113,10 @@ describe("derivation in the worker thread", () => {
     const first = eventsOf(there[0])[0];
     expect(Buffer.isBuffer(first?.salt)).toBe(true);
     expect(Buffer.isBuffer(first?.indexes.actorIdx)).toBe(true);
-    expect(first?.indexes.searchTokens.length).toBeGreaterThan(10);
+    expect(first?.indexes.searchTokenCount).toBeGreaterThan(10);
+    expect(first?.indexes.searchTokenText.split(",")).toHaveLength(
+      first?.indexes.searchTokenCount ?? -1,
+    );
   });
 
   it("fails a log whose row does not open, and only that log", async () => {

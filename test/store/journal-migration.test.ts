@@ -67,7 +67,7 @@ async function writeVersion6Event(
       indexes.actionIdx,
       indexes.tenantIdx ?? null,
       indexes.legacyActionIdx ?? null,
-      indexes.searchTokens.map(String),
+      indexes.searchTokenText.split(","),
     ],
   );
   await db.query(
