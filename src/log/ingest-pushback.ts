@@ -14,10 +14,10 @@
  * Age alone lets the lag overshoot: by the time a log's oldest pending event is
  * `maxLagMs` old, the log holds everything acknowledged meanwhile at the unthrottled rate,
  * which takes the integrator longer than the bound to drain. So the backlog is bounded
- * too, in events, by what the integrators drain in half the bound at the rate they were
- * measured at while busy (`backlogBudget`): over it, the logs holding more than their
- * share of it are refused as well. The other half covers the pass in progress and what
- * other instances append before the next sample (this instance counts its own at once).
+ * too, in events, by what the integrators drain within the bound at the rate they were
+ * measured at while busy (`BacklogEstimate`): over it, the logs holding more than their
+ * share of it are refused as well. Between samples the backlog is estimated: this
+ * instance's appends are counted at once, and the integrators' drain at their rate.
  *
  * Every `sampleEveryMs`, one query reads the logs' backlogs (the database's clock; per log
  * an index range of the journal's primary key, counted up to a cap) and the sum of their
@@ -75,28 +75,32 @@ const logKey = (projectId: string, environment: string) => `${projectId}\u0000${
 /** The smallest backlog budget: a backlog this small never pushes back by its size. */
 export const MIN_BACKLOG_BUDGET = 1_000;
 
-/** The events the integrators drain in half the bound at `eventsPerSecond`. */
+/** The events the integrators drain within the bound at `eventsPerSecond`. */
 export function backlogBudget(eventsPerSecond: number, maxLagMs: number): number {
-  return Math.max(MIN_BACKLOG_BUDGET, Math.floor((eventsPerSecond * maxLagMs) / 2_000));
+  return Math.max(MIN_BACKLOG_BUDGET, Math.floor((eventsPerSecond * maxLagMs) / 1_000));
 }
 
 /**
- * The logs' backlogs as the last sample found them, plus the events this instance
- * appended since (the sample is 500 ms old at worst, and a flood appends thousands in
- * that time). A log is refused while its oldest pending event is older than the bound, or
- * while the backlogs together exceed `budget` events and it holds more than an equal
- * share of it: a flooding log is refused before a trickling one.
+ * The logs' backlogs as the last sample found them, brought up to now: plus the events
+ * this instance appended since, less what the integrators drained since at their measured
+ * rate (the sample is 500 ms old at worst, and a flood appends thousands in that time). A
+ * log is refused while its oldest pending event is older than the bound, or while the
+ * backlogs together exceed what the integrators drain within the bound and it holds more
+ * than an equal share of that: a flooding log is refused before a trickling one.
  */
 export class BacklogEstimate {
   readonly #aged = new Set<string>();
   readonly #pending = new Map<string, number>();
   #total = 0;
+  readonly #budget: number | undefined;
 
   constructor(
     backlogs: readonly LogBacklog[],
     maxLagMs: number,
-    /** Undefined while no rate is measured: age alone decides. */
-    private readonly budget: number | undefined,
+    /** The integrators' rate in events/s; undefined while unmeasured: age alone decides. */
+    private readonly eventsPerSecond: number | undefined,
+    /** When the sample was read (ms, the pushback's clock). */
+    private readonly sampledAt: number,
   ) {
     for (const log of backlogs) {
       const key = logKey(log.projectId, log.environment);
@@ -104,6 +108,8 @@ export class BacklogEstimate {
       this.#pending.set(key, log.pending);
       this.#total += log.pending;
     }
+    this.#budget =
+      eventsPerSecond === undefined ? undefined : backlogBudget(eventsPerSecond, maxLagMs);
   }
 
   /** Counts an event appended to a log since the sample. */
@@ -112,11 +118,16 @@ export class BacklogEstimate {
     this.#total++;
   }
 
-  /** Whether the log takes no events now. */
-  refuses(key: string): boolean {
+  /** Whether the log takes no events at `now`. */
+  refuses(key: string, now: number): boolean {
     if (this.#aged.has(key)) return true;
-    if (this.budget === undefined || this.#total <= this.budget) return false;
-    return (this.#pending.get(key) ?? 0) > this.budget / this.#pending.size;
+    const budget = this.#budget;
+    if (budget === undefined || this.eventsPerSecond === undefined) return false;
+    const drained = (this.eventsPerSecond * Math.max(0, now - this.sampledAt)) / 1000;
+    if (this.#total - drained <= budget) return false;
+    // Each log with a backlog gets an equal share of the passes, and of the budget.
+    const logs = this.#pending.size;
+    return (this.#pending.get(key) ?? 0) - drained / logs > budget / logs;
   }
 }
 
@@ -148,7 +159,7 @@ export function createIngestPushback(options: IngestPushbackOptions): IngestPush
   const sampleEveryMs = options.sampleEveryMs ?? 500;
   const streamWaitMs = options.streamWaitMs ?? 10_000;
   const stalledAfterMs = options.stalledAfterMs ?? Math.max(10_000, 3 * options.maxLagMs);
-  let estimate = new BacklogEstimate([], options.maxLagMs, undefined);
+  let estimate = new BacklogEstimate([], options.maxLagMs, undefined, 0);
   let sampledAt = Number.NEGATIVE_INFINITY;
   // Streams waiting for a sample that finds their log under the bound.
   let waiters: (() => void)[] = [];
@@ -173,9 +184,7 @@ export function createIngestPushback(options: IngestPushbackOptions): IngestPush
       stalledAfterMs / 1000,
     );
     const eventsPerSecond = rate.record(integrated, backlogs.length > 0);
-    const budget =
-      eventsPerSecond === undefined ? undefined : backlogBudget(eventsPerSecond, options.maxLagMs);
-    estimate = new BacklogEstimate(backlogs, options.maxLagMs, budget);
+    estimate = new BacklogEstimate(backlogs, options.maxLagMs, eventsPerSecond, now());
     sampledAt = now();
     wakeWaiters();
   };
@@ -190,7 +199,7 @@ export function createIngestPushback(options: IngestPushbackOptions): IngestPush
   const accepting = (principal: KeyPrincipal) =>
     // A lag not read for three intervals is not known: take events (fail open).
     now() - sampledAt > 3 * sampleEveryMs ||
-    !estimate.refuses(logKey(principal.projectId, principal.environment));
+    !estimate.refuses(logKey(principal.projectId, principal.environment), now());
 
   return {
     accepting,

@@ -132,42 +132,50 @@ describe("ingest pushback", () => {
     await pushback.whenAccepting(principal("p2"));
   });
 
-  it("bounds the backlog by what the integrators drain in half the bound, refusing the logs over their share", () => {
+  it("bounds the backlog by what the integrators drain within the bound, refusing the logs over their share", () => {
     const log = (projectId: string, pending: number, oldestAgeSeconds = 0.5) => ({
       projectId,
       environment: "test",
       pending,
       oldestAgeSeconds,
     });
-    // 4,000 events/s for half of 3 s.
-    expect(backlogBudget(4_000, 3_000)).toBe(6_000);
+    // 2,000 events/s for 3 s.
+    expect(backlogBudget(2_000, 3_000)).toBe(6_000);
     expect(backlogBudget(10, 3_000)).toBe(MIN_BACKLOG_BUDGET);
     const key = (projectId: string) => `${projectId}\u0000test`;
-    const refused = (estimate: BacklogEstimate, ...projects: string[]) =>
-      projects.filter((projectId) => estimate.refuses(key(projectId)));
+    const refusedAt = (estimate: BacklogEstimate, now: number, ...projects: string[]) =>
+      projects.filter((projectId) => estimate.refuses(key(projectId), now));
+    const sampled = (logs: ReturnType<typeof log>[], rate: number | undefined) =>
+      new BacklogEstimate(logs, 3_000, rate, 1_000);
 
     // Under the budget together: only age refuses.
-    const under = new BacklogEstimate([log("a", 5_000), log("b", 900, 3.5)], 3_000, 6_000);
-    expect(refused(under, "a", "b", "c")).toEqual(["b"]);
+    const under = sampled([log("a", 5_000), log("b", 900, 3.5)], 2_000);
+    expect(refusedAt(under, 1_000, "a", "b", "c")).toEqual(["b"]);
     // Over it: the logs holding more than an equal share (3,000 each) are refused.
-    const over = new BacklogEstimate([log("a", 5_500), log("b", 900)], 3_000, 6_000);
-    expect(refused(over, "a", "b")).toEqual(["a"]);
-    expect(
-      refused(new BacklogEstimate([log("a", 5_500), log("b", 3_500)], 3_000, 6_000), "a", "b"),
-    ).toEqual(["a", "b"]);
+    const over = sampled([log("a", 5_500), log("b", 900)], 2_000);
+    expect(refusedAt(over, 1_000, "a", "b")).toEqual(["a"]);
+    expect(refusedAt(sampled([log("a", 5_500), log("b", 3_500)], 2_000), 1_000, "a", "b")).toEqual([
+      "a",
+      "b",
+    ]);
     // No rate measured yet: age alone.
-    expect(refused(new BacklogEstimate([log("a", 90_000)], 3_000, undefined), "a")).toEqual([]);
+    expect(refusedAt(sampled([log("a", 90_000)], undefined), 1_000, "a")).toEqual([]);
+    // Between samples the integrators drain at their rate: 400 events in 200 ms bring
+    // 6,400 back to the budget.
+    const draining = sampled([log("a", 6_400)], 2_000);
+    expect(refusedAt(draining, 1_100, "a")).toEqual(["a"]);
+    expect(refusedAt(draining, 1_200, "a")).toEqual([]);
 
-    // Appended since the sample: counted until the next one. 4,000 + 1,000 stays within
-    // the budget; the next event crosses it, and "a" is over its share (2,500 each).
-    const counting = new BacklogEstimate([log("a", 4_000), log("b", 1_000)], 3_000, 6_000);
+    // Appended since the sample: counted at once. 5,000 + 1,000 stays within the budget;
+    // the next event crosses it, and "a" is over its share (3,000 each).
+    const counting = sampled([log("a", 4_000), log("b", 1_000)], 2_000);
     for (let n = 0; n < 1_000; n++) counting.appended(key("a"));
-    expect(refused(counting, "a", "b")).toEqual([]);
+    expect(refusedAt(counting, 1_000, "a", "b")).toEqual([]);
     counting.appended(key("a"));
-    expect(refused(counting, "a", "b")).toEqual(["a"]);
+    expect(refusedAt(counting, 1_000, "a", "b")).toEqual(["a"]);
   });
 
-  it("measures the integrators' rate only while they are busy, and refuses a backlog the rate cannot drain in half the bound", async () => {
+  it("measures the integrators' rate only while they are busy, and refuses a backlog the rate cannot drain within the bound", async () => {
     const backlogs: FakeBacklog[] = [];
     const figures = { integrated: 0 };
     const { db } = fakeDb(backlogs, figures);
@@ -185,11 +193,11 @@ describe("ingest pushback", () => {
     await sampleAt(500, 10_000);
     expect(pushback.accepting(principal("p1"))).toBe(true);
     // Busy for 500 ms while 1,500 events were integrated: 3,000/s, so the budget is
-    // 3,000 events (half of 2 s) and 50,000 pending is refused although young.
+    // 6,000 events (2 s of it) and 50,000 pending is refused although young.
     await sampleAt(1_000, 11_500);
     expect(pushback.accepting(principal("p1"))).toBe(false);
     // Drained to under the budget: taken again.
-    backlogs[0] = { projectId: "p1", age: 0.2, pending: 2_000 };
+    backlogs[0] = { projectId: "p1", age: 0.2, pending: 5_000 };
     await sampleAt(1_500, 13_000);
     expect(pushback.accepting(principal("p1"))).toBe(true);
     // What this instance appends before the next sample counts: 1,001 more cross the budget.
@@ -197,5 +205,8 @@ describe("ingest pushback", () => {
     expect(pushback.accepting(principal("p1"))).toBe(true);
     pushback.appended(principal("p1"));
     expect(pushback.accepting(principal("p1"))).toBe(false);
+    // ...until the integrators have drained one more event at their rate (1 ms at 3,000/s).
+    clock += 1;
+    expect(pushback.accepting(principal("p1"))).toBe(true);
   });
 });
