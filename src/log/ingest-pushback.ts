@@ -131,24 +131,40 @@ export class BacklogEstimate {
   }
 }
 
+/** The span the integrators' rate is measured over: passes land in lumps. */
+const RATE_WINDOW_MS = 2_000;
+/** How long a measured rate counts. */
+const RATE_MEMORY_MS = 10_000;
+
 /**
- * The integrators' rate, in events per second, measured only between two samples that
- * both found a backlog (busy all along: an idle integrator says nothing of its capacity),
- * smoothed over a few seconds because passes land in lumps.
+ * The integrators' rate, in events per second: the growth of the logs' sizes over
+ * `RATE_WINDOW_MS` during which every sample found a backlog (busy all along: an idle
+ * integrator says nothing of its capacity), and of those measured within the last
+ * `RATE_MEMORY_MS`, the highest. An integrator that keeps up integrates at the rate events
+ * arrive, below its capacity: over-estimating it lets the age overshoot a little, while
+ * under-estimating it would refuse events the integrator had time for.
  */
-function createRateMeter(now: () => number) {
-  let previous: { at: number; integrated: bigint; busy: boolean } | undefined;
-  let rate: number | undefined;
+export function createRateMeter(now: () => number) {
+  let samples: { at: number; integrated: bigint }[] = [];
+  let rates: { at: number; rate: number }[] = [];
   return {
-    /** Records a sample; returns the rate measured so far (undefined until busy twice). */
+    /** Records a sample; returns the rate, undefined while none was measured lately. */
     record(integrated: bigint, busy: boolean): number | undefined {
       const at = now();
-      if (previous?.busy && busy && at > previous.at && integrated >= previous.integrated) {
-        const measured = (Number(integrated - previous.integrated) * 1000) / (at - previous.at);
-        rate = rate === undefined ? measured : 0.8 * rate + 0.2 * measured;
+      // A sample without a backlog ends a busy span; sizes that shrank (a log deleted) too.
+      const last = samples.at(-1);
+      if (!busy || (last !== undefined && integrated < last.integrated)) samples = [];
+      if (busy) samples.push({ at, integrated });
+      let start: { at: number; integrated: bigint } | undefined;
+      for (const sample of samples) {
+        if (at - sample.at >= RATE_WINDOW_MS) start = sample;
       }
-      previous = { at, integrated, busy };
-      return rate;
+      if (start !== undefined) {
+        rates.push({ at, rate: (Number(integrated - start.integrated) * 1000) / (at - start.at) });
+        samples = samples.filter((sample) => sample.at >= start.at);
+      }
+      rates = rates.filter((measured) => at - measured.at <= RATE_MEMORY_MS);
+      return rates.length === 0 ? undefined : Math.max(...rates.map((measured) => measured.rate));
     },
   };
 }

@@ -10,6 +10,7 @@ import {
   BacklogEstimate,
   backlogBudget,
   createIngestPushback,
+  createRateMeter,
   MIN_BACKLOG_BUDGET,
 } from "../../src/log/ingest-pushback.js";
 import type { Queryable } from "../../src/store/db.js";
@@ -187,18 +188,21 @@ describe("ingest pushback", () => {
       await pushback.sample();
     };
     // Idle, then busy: nothing measured across the idle sample (its 10,000 events would
-    // otherwise read as a rate), so a young backlog of 50,000 is not refused yet.
+    // otherwise read as a rate), nor before 2 s of busy samples, so a young backlog of
+    // 50,000 is not refused yet.
     await sampleAt(0, 0);
     backlogs.push({ projectId: "p1", age: 0.2, pending: 50_000 });
-    await sampleAt(500, 10_000);
-    expect(pushback.accepting(principal("p1"))).toBe(true);
-    // Busy for 500 ms while 1,500 events were integrated: 3,000/s, so the budget is
-    // 6,000 events (2 s of it) and 50,000 pending is refused although young.
-    await sampleAt(1_000, 11_500);
+    for (let at = 500; at < 2_500; at += 500) {
+      await sampleAt(at, 10_000 + 3 * (at - 500));
+      expect(pushback.accepting(principal("p1"))).toBe(true);
+    }
+    // Busy for 2 s while 6,000 events were integrated: 3,000/s, so the budget is 6,000
+    // events (2 s of it) and 50,000 pending is refused although young.
+    await sampleAt(2_500, 16_000);
     expect(pushback.accepting(principal("p1"))).toBe(false);
     // Drained to under the budget: taken again.
     backlogs[0] = { projectId: "p1", age: 0.2, pending: 5_000 };
-    await sampleAt(1_500, 13_000);
+    await sampleAt(3_000, 17_500);
     expect(pushback.accepting(principal("p1"))).toBe(true);
     // What this instance appends before the next sample counts: 1,001 more cross the budget.
     for (let n = 0; n < 1_000; n++) pushback.appended(principal("p1"));
@@ -208,5 +212,27 @@ describe("ingest pushback", () => {
     // ...until the integrators have drained one more event at their rate (1 ms at 3,000/s).
     clock += 1;
     expect(pushback.accepting(principal("p1"))).toBe(true);
+  });
+
+  it("rates the integrators over 2 s of busy samples, keeps the highest of the last 10 s, and starts again after an idle sample", () => {
+    let clock = 0;
+    const meter = createRateMeter(() => clock);
+    const at = (ms: number, integrated: number, busy = true) => {
+      clock = ms;
+      return meter.record(BigInt(integrated), busy);
+    };
+    expect(at(0, 0)).toBeUndefined();
+    expect(at(500, 0)).toBeUndefined();
+    expect(at(1_000, 4_000)).toBeUndefined(); // a pass's lump: 8,000/s over 500 ms
+    expect(at(1_500, 4_000)).toBeUndefined();
+    expect(at(2_000, 4_000)).toBe(2_000); // 4,000 over 2 s
+    expect(at(2_500, 4_500)).toBe(2_250); // 4,500 over 2 s, the highest so far
+    expect(at(3_000, 4_500)).toBe(2_250); // 500 over 2 s: lower, the highest stays
+    // An idle sample ends the span: nothing new is measured until 2 s of busy samples.
+    expect(at(3_500, 4_500, false)).toBe(2_250);
+    expect(at(4_000, 4_500)).toBe(2_250);
+    expect(at(6_000, 5_500)).toBe(2_250); // 1,000 over 2 s: 500/s
+    // Over ten seconds on, the 2,250 of t=2.5 s is forgotten; the 500 of t=6 s remains.
+    expect(at(12_600, 5_500)).toBe(500);
   });
 });
