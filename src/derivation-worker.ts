@@ -7,7 +7,7 @@
 import { parentPort } from "node:worker_threads";
 import { listedEventLeaf } from "./listed-event-leaf.js";
 import { type DerivationRequest, deriveLogs } from "./log/derivation.js";
-import { asBuffer, compactResults, type WorkerAnswer, type WorkerRequest } from "./log/deriver.js";
+import { asBuffer, packResults, type WorkerAnswer, type WorkerRequest } from "./log/deriver.js";
 
 const port = parentPort;
 if (!port) throw new Error("derivation-worker.ts runs as a worker thread");
@@ -31,8 +31,9 @@ port.on("message", (message: WorkerRequest) => {
   // Nothing else runs on this thread: no yields within a pass.
   deriveLogs(message.requests.map(revived), message.leaves ? leafOf : undefined, Infinity).then(
     (results) => {
-      const answer: WorkerAnswer = { id: message.id, results: compactResults(results) };
-      port.postMessage(answer);
+      const packed = packResults(results);
+      const answer: WorkerAnswer = { id: message.id, results: packed.results };
+      port.postMessage(answer, packed.transfer);
     },
     (error: unknown) => {
       const answer: WorkerAnswer = {

@@ -43,7 +43,11 @@ export interface DerivationRequest {
 
 /** What is derived from one row. */
 export interface DerivedEvent {
-  payload: EventPayload;
+  /**
+   * The opened payload; left out by the worker when it derived the leaf, the only thing
+   * the integrator's stages read it for (log/deriver.ts).
+   */
+  payload: EventPayload | undefined;
   salt: Buffer;
   indexes: EventIndexes;
   /** The leaf bytes of docs/verifiable-log.md; undefined when no leaf function is given. */

@@ -46,8 +46,11 @@ export interface SequencedEvent {
   occurredMicros: bigint;
   receivedAt: Date;
   keyVersion: number;
-  /** The event's fields, decrypted (strings as stored, HTML-encoded). */
-  payload: EventPayload;
+  /**
+   * The event's fields, decrypted (strings as stored, HTML-encoded); undefined when the
+   * derivation computed the leaf and left them out (log/derivation.ts DerivedEvent).
+   */
+  payload: EventPayload | undefined;
   salt: Buffer;
   /** The context's ciphertext (null without a context, or when no stage asked for it). */
   context: Buffer | null;
@@ -106,7 +109,7 @@ export interface IntegratorOptions {
   /** Longest time between passes with nothing to do. */
   idleIntervalMs?: number;
   /** Called after each pass that committed. */
-  onPass?: (result: PassResult) => void;
+  onPass?: (result: PassResult, elapsedMs: number) => void;
 }
 
 /** The integrator of one instance. */
@@ -293,9 +296,10 @@ export function createIntegrator(options: IntegratorOptions): Integrator {
       urgent = false;
       let result: PassResult;
       try {
+        const started = performance.now();
         result = await runPass();
         failures = 0;
-        options.onPass?.(result);
+        options.onPass?.(result, performance.now() - started);
       } catch (error) {
         failures++;
         // The database away or a pass refused: nothing moved; try again, backing off.

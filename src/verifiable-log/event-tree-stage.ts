@@ -108,6 +108,9 @@ export function createEventTreeStage(
           event.keyVersion,
           event.context,
         );
+        if (event.payload === undefined) {
+          throw new Error(`event ${event.eventId} came with neither its leaf nor its payload`);
+        }
         const listed: ListedEvent = {
           eventId: event.eventId,
           occurredAt: new Date(millis(event.occurredMicros)),

@@ -108,7 +108,14 @@ describe("derivation in the worker thread", () => {
     for (const log of there) {
       expect("events" in log && log.events.every((event) => event.leaf?.length === 65)).toBe(true);
     }
-    expect(there).toEqual(here);
+    // The same bytes; the payloads stay in the worker, which derived the leaves (the only
+    // thing the integrator's stages would read them for).
+    const withoutPayloads = here.map((log) =>
+      "error" in log
+        ? log
+        : { events: log.events.map((event) => ({ ...event, payload: undefined })) },
+    );
+    expect(there).toEqual(withoutPayloads);
     // Buffers on this side, as the integrator's writes expect.
     const first = eventsOf(there[0])[0];
     expect(Buffer.isBuffer(first?.salt)).toBe(true);
@@ -117,6 +124,17 @@ describe("derivation in the worker thread", () => {
     expect(first?.indexes.searchTokenText.split(",")).toHaveLength(
       first?.indexes.searchTokenCount ?? -1,
     );
+  });
+
+  it("sends the payloads back when it derives no leaves (the tree stage then renders them)", async () => {
+    const requests = [await logRequest(40, 0n)];
+    const deriver = createDeriver({ logger, worker: derivationWorker(), minEventsForWorker: 0 });
+    deriversToClose.push(deriver);
+    const there = await deriver.derive(requests);
+    expect(deriver.workerPasses).toBe(1);
+    expect(there).toEqual(await deriveLogs(requests, undefined));
+    expect(eventsOf(there[0]).every((event) => event.payload !== undefined)).toBe(true);
+    expect(eventsOf(there[0]).every((event) => event.leaf === undefined)).toBe(true);
   });
 
   it("fails a log whose row does not open, and only that log", async () => {
