@@ -202,6 +202,17 @@ export async function createApp(
     minEventsForWorker: config.DERIVATION_WORKER_MIN_EVENTS,
   });
   metrics.readWorkerPasses(() => deriver.workerPasses);
+  // Pushback while the integrator is behind (docs/write-path.md): before the rate limit,
+  // so that a refused call does not count against it.
+  const pushback =
+    config.INGEST_MAX_LAG_SECONDS > 0
+      ? createIngestPushback({
+          db,
+          logger,
+          maxLagMs: config.INGEST_MAX_LAG_SECONDS * 1000,
+          onRefused: () => metrics.overloadRefused("ingest", "index_lag"),
+        })
+      : undefined;
   const integrator = createIntegrator({
     db,
     keyring,
@@ -209,8 +220,9 @@ export async function createApp(
     deriver,
     stages: verifiableLog ? [treeStage] : [],
     ...(db.driver === "pglite" ? { maxEventsPerPass: 1_000 } : {}),
-    onPass: (result) => {
+    onPass: (result, elapsedMs) => {
       metrics.integrated(result.integrated);
+      pushback?.passed(result.integrated, elapsedMs);
       if (result.integrated > 0) waker.passCommitted();
     },
   });
@@ -256,17 +268,6 @@ export async function createApp(
           onAppended: () => integrator.nudge(),
         },
   );
-  // Pushback while the integrator is behind (docs/write-path.md): before the rate limit,
-  // so that a refused call does not count against it.
-  const pushback =
-    config.INGEST_MAX_LAG_SECONDS > 0
-      ? createIngestPushback({
-          db,
-          logger,
-          maxLagMs: config.INGEST_MAX_LAG_SECONDS * 1000,
-          onRefused: () => metrics.overloadRefused("ingest", "index_lag"),
-        })
-      : undefined;
   const eventCreated = (principal: KeyPrincipal) => {
     metrics.eventCreated(principal.environment);
     pushback?.appended(principal);

@@ -14,9 +14,10 @@
  * Age alone lets the lag overshoot: by the time a log's oldest pending event is
  * `maxLagMs` old, the log holds everything acknowledged meanwhile at the unthrottled rate,
  * which takes the integrator longer than the bound to drain. So the backlog is bounded
- * too, in events, by what the integrators drain within the bound at the rate they were
- * measured at while busy (`BacklogEstimate`): over it, the logs holding more than their
- * share of it are refused as well. Between samples the backlog is estimated: this
+ * too, in events, by what the integrators drain within the bound (`BacklogEstimate`): over
+ * it, the logs holding more than their share of it are refused as well. Their rate is the
+ * faster of what the database shows over 2 s of backlog (every instance's integrators) and
+ * this instance's integrator's events over the time its passes took. Between samples the backlog is estimated: this
  * instance's appends are counted at once, and the integrators' drain at their rate.
  *
  * Every `sampleEveryMs`, one query reads the logs' backlogs (the database's clock; per log
@@ -59,6 +60,8 @@ export interface IngestPushback extends AdmissionCheck {
   accepting(principal: KeyPrincipal): boolean;
   /** Counts an event appended to the principal's log (stored, not replayed). */
   appended(principal: KeyPrincipal): void;
+  /** Records a pass of this instance's integrator: its events and how long it took. */
+  passed(integrated: number, elapsedMs: number): void;
   /** Resolves once the principal's log takes events; rejects after `streamWaitMs`. */
   whenAccepting(principal: KeyPrincipal): Promise<void>;
   /** Reads the logs' lag now (tests, and once at start). */
@@ -133,20 +136,18 @@ export class BacklogEstimate {
 
 /** The span the integrators' rate is measured over: passes land in lumps. */
 const RATE_WINDOW_MS = 2_000;
-/** How long a measured rate counts. */
+/** How long a measured rate, or a pass, counts. */
 const RATE_MEMORY_MS = 10_000;
 
 /**
- * The integrators' rate, in events per second: the growth of the logs' sizes over
- * `RATE_WINDOW_MS` during which every sample found a backlog (busy all along: an idle
- * integrator says nothing of its capacity), and of those measured within the last
- * `RATE_MEMORY_MS`, the highest. An integrator that keeps up integrates at the rate events
- * arrive, below its capacity: over-estimating it lets the age overshoot a little, while
- * under-estimating it would refuse events the integrator had time for.
+ * The integrators' rate as the database shows it, in events per second: the growth of
+ * the logs' sizes over the last `RATE_WINDOW_MS` during which every sample found a backlog
+ * (busy all along: an idle integrator says nothing of its capacity). Every instance's
+ * integrator counts; kept for `RATE_MEMORY_MS` after the last such span.
  */
 export function createRateMeter(now: () => number) {
   let samples: { at: number; integrated: bigint }[] = [];
-  let rates: { at: number; rate: number }[] = [];
+  let latest: { at: number; rate: number } | undefined;
   return {
     /** Records a sample; returns the rate, undefined while none was measured lately. */
     record(integrated: bigint, busy: boolean): number | undefined {
@@ -160,11 +161,38 @@ export function createRateMeter(now: () => number) {
         if (at - sample.at >= RATE_WINDOW_MS) start = sample;
       }
       if (start !== undefined) {
-        rates.push({ at, rate: (Number(integrated - start.integrated) * 1000) / (at - start.at) });
+        latest = { at, rate: (Number(integrated - start.integrated) * 1000) / (at - start.at) };
         samples = samples.filter((sample) => sample.at >= start.at);
       }
-      rates = rates.filter((measured) => at - measured.at <= RATE_MEMORY_MS);
-      return rates.length === 0 ? undefined : Math.max(...rates.map((measured) => measured.rate));
+      if (latest !== undefined && at - latest.at > RATE_MEMORY_MS) latest = undefined;
+      return latest?.rate;
+    },
+  };
+}
+
+/**
+ * This instance's integrator's capacity, in events per second: the events of its passes
+ * of the last `RATE_MEMORY_MS` over the time those passes took. Unlike the database's
+ * rate, it does not fall to the arrival rate when the integrator keeps up, and passes'
+ * lumps do not skew it.
+ */
+export function createPassMeter(now: () => number) {
+  let passes: { at: number; integrated: number; elapsedMs: number }[] = [];
+  return {
+    passed(integrated: number, elapsedMs: number): void {
+      if (integrated > 0 && elapsedMs > 0) passes.push({ at: now(), integrated, elapsedMs });
+    },
+    capacity(): number | undefined {
+      const at = now();
+      passes = passes.filter((pass) => at - pass.at <= RATE_MEMORY_MS);
+      if (passes.length === 0) return undefined;
+      let events = 0;
+      let ms = 0;
+      for (const pass of passes) {
+        events += pass.integrated;
+        ms += pass.elapsedMs;
+      }
+      return (events * 1000) / ms;
     },
   };
 }
@@ -192,6 +220,7 @@ export function createIngestPushback(options: IngestPushbackOptions): IngestPush
   };
 
   const rate = createRateMeter(now);
+  const passes = createPassMeter(now);
   const sample = async () => {
     const { backlogs, integrated } = await readBacklogs(
       options.db,
@@ -199,7 +228,10 @@ export function createIngestPushback(options: IngestPushbackOptions): IngestPush
       COUNT_CAP,
       stalledAfterMs / 1000,
     );
-    const eventsPerSecond = rate.record(integrated, backlogs.length > 0);
+    // The faster of the two: under-estimating the drain would refuse events in time.
+    const measured = [rate.record(integrated, backlogs.length > 0), passes.capacity()];
+    const known = measured.filter((value) => value !== undefined);
+    const eventsPerSecond = known.length === 0 ? undefined : Math.max(...known);
     estimate = new BacklogEstimate(backlogs, options.maxLagMs, eventsPerSecond, now());
     sampledAt = now();
     wakeWaiters();
@@ -221,6 +253,9 @@ export function createIngestPushback(options: IngestPushbackOptions): IngestPush
     accepting,
     appended(principal) {
       estimate.appended(logKey(principal.projectId, principal.environment));
+    },
+    passed(integrated, elapsedMs) {
+      passes.passed(integrated, elapsedMs);
     },
     async admit(principal) {
       if (!accepting(principal)) throw refusal();

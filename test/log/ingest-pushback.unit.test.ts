@@ -10,6 +10,7 @@ import {
   BacklogEstimate,
   backlogBudget,
   createIngestPushback,
+  createPassMeter,
   createRateMeter,
   MIN_BACKLOG_BUDGET,
 } from "../../src/log/ingest-pushback.js";
@@ -214,7 +215,7 @@ describe("ingest pushback", () => {
     expect(pushback.accepting(principal("p1"))).toBe(true);
   });
 
-  it("rates the integrators over 2 s of busy samples, keeps the highest of the last 10 s, and starts again after an idle sample", () => {
+  it("rates the integrators over the last 2 s of busy samples, starts again after an idle sample, and forgets a rate after 10 s", () => {
     let clock = 0;
     const meter = createRateMeter(() => clock);
     const at = (ms: number, integrated: number, busy = true) => {
@@ -226,13 +227,28 @@ describe("ingest pushback", () => {
     expect(at(1_000, 4_000)).toBeUndefined(); // a pass's lump: 8,000/s over 500 ms
     expect(at(1_500, 4_000)).toBeUndefined();
     expect(at(2_000, 4_000)).toBe(2_000); // 4,000 over 2 s
-    expect(at(2_500, 4_500)).toBe(2_250); // 4,500 over 2 s, the highest so far
-    expect(at(3_000, 4_500)).toBe(2_250); // 500 over 2 s: lower, the highest stays
+    expect(at(2_500, 4_500)).toBe(2_250);
+    expect(at(3_000, 4_500)).toBe(250);
     // An idle sample ends the span: nothing new is measured until 2 s of busy samples.
-    expect(at(3_500, 4_500, false)).toBe(2_250);
-    expect(at(4_000, 4_500)).toBe(2_250);
-    expect(at(6_000, 5_500)).toBe(2_250); // 1,000 over 2 s: 500/s
-    // Over ten seconds on, the 2,250 of t=2.5 s is forgotten; the 500 of t=6 s remains.
-    expect(at(12_600, 5_500)).toBe(500);
+    expect(at(3_500, 4_500, false)).toBe(250);
+    expect(at(4_000, 4_500)).toBe(250);
+    expect(at(6_000, 5_500)).toBe(500); // 1,000 over 2 s
+    expect(at(16_100, 5_500, false)).toBeUndefined(); // nothing measured for over 10 s
+  });
+
+  it("rates this instance's integrator by its passes' events over their time, for 10 s", () => {
+    let clock = 0;
+    const meter = createPassMeter(() => clock);
+    expect(meter.capacity()).toBeUndefined();
+    meter.passed(0, 5); // nothing integrated: says nothing
+    expect(meter.capacity()).toBeUndefined();
+    meter.passed(1_000, 400);
+    clock = 2_000;
+    meter.passed(3_000, 600);
+    expect(meter.capacity()).toBe(4_000); // 4,000 events in 1 s of passes
+    clock = 10_500;
+    expect(meter.capacity()).toBe(5_000); // the first pass forgotten
+    clock = 12_001;
+    expect(meter.capacity()).toBeUndefined();
   });
 });
