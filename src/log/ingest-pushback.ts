@@ -17,8 +17,9 @@
  * too, in events, by what the integrators drain within the bound (`BacklogEstimate`): over
  * it, the logs holding more than their share of it are refused as well. Their rate is the
  * faster of what the database shows over 2 s of backlog (every instance's integrators) and
- * this instance's integrator's events over the time its passes took. Between samples the backlog is estimated: this
- * instance's appends are counted at once, and the integrators' drain at their rate.
+ * this instance's integrator's events over the time its passes took. Between samples the
+ * backlog is estimated: this instance's appends are counted at once, and the integrators'
+ * drain at their rate.
  *
  * Every `sampleEveryMs`, one query reads the logs' backlogs (the database's clock; per log
  * an index range of the journal's primary key, counted up to a cap) and the sum of their
