@@ -68,6 +68,8 @@ export const Messages = {
   unavailable: "Service temporarily unavailable: the database cannot be reached",
   shuttingDown: "Service temporarily unavailable: this instance is shutting down",
   overloaded: "Service temporarily unavailable: too many requests in progress",
+  /** A list or an ingest refused while the log's integrator is behind (docs/write-path.md). */
+  integrationBehind: "Service temporarily unavailable: recent events are still being indexed",
   notFound: "Not found",
   invalidAuthority: "Invalid Host or :authority header",
   twoCredentials:
@@ -108,8 +110,10 @@ export function toServiceError(error: unknown): ServiceError | undefined {
 /**
  * True when the client is told nothing of the cause, so that it must be logged: an
  * internal failure, or the database unreachable (its cause tells the operator which).
- * A stream ended because this instance is shutting down, and a request refused because
- * too many are in progress (transport/admission.ts), are expected.
+ * A stream ended because this instance is shutting down, a request refused because too
+ * many are in progress (transport/admission.ts), and one refused while its log's
+ * integrator is behind (log/ingest-pushback.ts, log/read-your-writes.ts: the lag metrics
+ * show it) are expected, and under load would otherwise write a line with a stack each.
  */
 export function isUnexpected(error: unknown): boolean {
   const known = toServiceError(error);
@@ -117,6 +121,7 @@ export function isUnexpected(error: unknown): boolean {
     known === undefined ||
     (known.kind === "unavailable" &&
       known.message !== Messages.shuttingDown &&
-      known.message !== Messages.overloaded)
+      known.message !== Messages.overloaded &&
+      known.message !== Messages.integrationBehind)
   );
 }

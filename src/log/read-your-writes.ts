@@ -11,13 +11,12 @@
  * committed, so its row is visible, at or before the head in (xid, id) order, and the
  * integrator passes the head only once every row at or before it has its index row.
  */
-import { ServiceError } from "../errors.js";
+import { Messages, ServiceError } from "../errors.js";
 import type { Queryable } from "../store/db.js";
 import { reached, readIntegratedPosition, readLogProgress } from "../store/log-integration.js";
 
-/** The message of a list refused because the integrator is too far behind. */
-export const INTEGRATION_BEHIND =
-  "Service temporarily unavailable: recent events are still being indexed";
+/** The message of a list (or an ingest) refused because the integrator is too far behind. */
+export const INTEGRATION_BEHIND = Messages.integrationBehind;
 
 /** Waits until a log's integrator has passed what its journal holds now. */
 export interface ReadYourWrites {

@@ -33,6 +33,28 @@ const waitFor = async (check: () => boolean, ms = 5_000) => {
   }
 };
 
+describe("the error reporter and refusals the client was told about", () => {
+  it("logs no line for load shedding, a stopping instance or an integrator behind (each a 503 with its cause), and one for an internal failure", () => {
+    const { logger, lines } = capture();
+    const reporter = createErrorReporter(logger);
+    for (let i = 0; i < 100; i++) {
+      for (const message of [
+        Messages.overloaded,
+        Messages.shuttingDown,
+        Messages.integrationBehind,
+      ]) {
+        reporter.report(
+          new ServiceError("unavailable", message, { retryAfterSeconds: 1 }),
+          undefined,
+        );
+      }
+    }
+    expect(lines).toEqual([]);
+    reporter.report(new Error("a bug"), undefined);
+    expect(lines.map((line) => line.msg)).toEqual(["request failed"]);
+  });
+});
+
 describe("the error reporter during a database outage", () => {
   it("logs the start once with its stack, counts the rest, and logs the end once the probe passes", async () => {
     const { logger, lines } = capture();
