@@ -88,19 +88,23 @@ export function backlogBudget(eventsPerSecond: number, maxLagMs: number): number
  * The logs' backlogs as the last sample found them, brought up to now: plus the events
  * this instance appended since, less what the integrators drained since at their measured
  * rate (the sample is 500 ms old at worst, and a flood appends thousands in that time). A
- * log is refused while its oldest pending event is older than the bound, or while the
- * backlogs together exceed what the integrators drain within the bound and it holds more
- * than an equal share of that: a flooding log is refused before a trickling one.
+ * log is refused while its oldest pending event is older than the bound, or, once that
+ * event is older than half the bound (the integrator visibly behind: a young backlog is
+ * never refused for its size, whatever the rate's estimate), while the backlogs together
+ * exceed what the integrators drain within the bound and it holds more than an equal
+ * share of that: a flooding log is refused before a trickling one.
  */
 export class BacklogEstimate {
   readonly #aged = new Set<string>();
+  /** The age of each log's oldest pending event at the sample (ms). */
+  readonly #ages = new Map<string, number>();
   readonly #pending = new Map<string, number>();
   #total = 0;
   readonly #budget: number | undefined;
 
   constructor(
     backlogs: readonly LogBacklog[],
-    maxLagMs: number,
+    private readonly maxLagMs: number,
     /** The integrators' rate in events/s; undefined while unmeasured: age alone decides. */
     private readonly eventsPerSecond: number | undefined,
     /** When the sample was read (ms, the pushback's clock). */
@@ -109,6 +113,7 @@ export class BacklogEstimate {
     for (const log of backlogs) {
       const key = logKey(log.projectId, log.environment);
       if (log.oldestAgeSeconds * 1000 > maxLagMs) this.#aged.add(key);
+      this.#ages.set(key, log.oldestAgeSeconds * 1000);
       this.#pending.set(key, log.pending);
       this.#total += log.pending;
     }
@@ -125,6 +130,8 @@ export class BacklogEstimate {
   /** Whether the log takes no events at `now`. */
   refuses(key: string, now: number): boolean {
     if (this.#aged.has(key)) return true;
+    const age = this.#ages.get(key);
+    if (age === undefined || age + (now - this.sampledAt) <= this.maxLagMs / 2) return false;
     const budget = this.#budget;
     if (budget === undefined || this.eventsPerSecond === undefined) return false;
     const drained = (this.eventsPerSecond * Math.max(0, now - this.sampledAt)) / 1000;

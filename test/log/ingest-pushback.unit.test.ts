@@ -135,7 +135,7 @@ describe("ingest pushback", () => {
   });
 
   it("bounds the backlog by what the integrators drain within the bound, refusing the logs over their share", () => {
-    const log = (projectId: string, pending: number, oldestAgeSeconds = 0.5) => ({
+    const log = (projectId: string, pending: number, oldestAgeSeconds = 2) => ({
       projectId,
       environment: "test",
       pending,
@@ -160,6 +160,11 @@ describe("ingest pushback", () => {
       "a",
       "b",
     ]);
+    // A young backlog (its oldest event under half the bound) is not refused for its size,
+    // until it ages past half the bound.
+    const young = sampled([log("a", 90_000, 1.2)], 2_000);
+    expect(refusedAt(young, 1_000, "a")).toEqual([]);
+    expect(refusedAt(young, 1_400, "a")).toEqual(["a"]);
     // No rate measured yet: age alone.
     expect(refusedAt(sampled([log("a", 90_000)], undefined), 1_000, "a")).toEqual([]);
     // Between samples the integrators drain at their rate: 400 events in 200 ms bring
@@ -192,17 +197,18 @@ describe("ingest pushback", () => {
     // otherwise read as a rate), nor before 2 s of busy samples, so a young backlog of
     // 50,000 is not refused yet.
     await sampleAt(0, 0);
-    backlogs.push({ projectId: "p1", age: 0.2, pending: 50_000 });
+    backlogs.push({ projectId: "p1", age: 1.2, pending: 50_000 });
     for (let at = 500; at < 2_500; at += 500) {
       await sampleAt(at, 10_000 + 3 * (at - 500));
       expect(pushback.accepting(principal("p1"))).toBe(true);
     }
     // Busy for 2 s while 6,000 events were integrated: 3,000/s, so the budget is 6,000
-    // events (2 s of it) and 50,000 pending is refused although young.
+    // events (2 s of it) and 50,000 pending is refused, the oldest only 1.2 s old (over
+    // half the bound, not over it).
     await sampleAt(2_500, 16_000);
     expect(pushback.accepting(principal("p1"))).toBe(false);
     // Drained to under the budget: taken again.
-    backlogs[0] = { projectId: "p1", age: 0.2, pending: 5_000 };
+    backlogs[0] = { projectId: "p1", age: 1.2, pending: 5_000 };
     await sampleAt(3_000, 17_500);
     expect(pushback.accepting(principal("p1"))).toBe(true);
     // What this instance appends before the next sample counts: 1,001 more cross the budget.
