@@ -49,6 +49,12 @@ export interface IngestPushbackOptions {
   sampleEveryMs?: number;
   /** How long a stream waits for its log before it is refused (default 10 s). */
   streamWaitMs?: number;
+  /**
+   * How long after its creation the pushback goes by age alone (default 10 s): the first
+   * passes after a start run cold (compiling, the worker starting) and measure a rate the
+   * integrator soon beats.
+   */
+  warmUpMs?: number;
   /** Called for each call refused. */
   onRefused?: () => void;
   /** A monotonic clock in milliseconds (tests). */
@@ -210,6 +216,7 @@ export function createIngestPushback(options: IngestPushbackOptions): IngestPush
   const now = options.now ?? (() => performance.now());
   const sampleEveryMs = options.sampleEveryMs ?? 500;
   const streamWaitMs = options.streamWaitMs ?? 10_000;
+  const warmUntil = now() + (options.warmUpMs ?? 10_000);
   const stalledAfterMs = options.stalledAfterMs ?? Math.max(10_000, 3 * options.maxLagMs);
   let estimate = new BacklogEstimate([], options.maxLagMs, undefined, 0);
   let sampledAt = Number.NEGATIVE_INFINITY;
@@ -239,7 +246,8 @@ export function createIngestPushback(options: IngestPushbackOptions): IngestPush
     // The faster of the two: under-estimating the drain would refuse events in time.
     const measured = [rate.record(integrated, backlogs.length > 0), passes.capacity()];
     const known = measured.filter((value) => value !== undefined);
-    const eventsPerSecond = known.length === 0 ? undefined : Math.max(...known);
+    const eventsPerSecond =
+      known.length === 0 || now() < warmUntil ? undefined : Math.max(...known);
     estimate = new BacklogEstimate(backlogs, options.maxLagMs, eventsPerSecond, now());
     sampledAt = now();
     wakeWaiters();

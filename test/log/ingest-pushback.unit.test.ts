@@ -187,7 +187,13 @@ describe("ingest pushback", () => {
     const figures = { integrated: 0 };
     const { db } = fakeDb(backlogs, figures);
     let clock = 0;
-    const pushback = createIngestPushback({ db, logger, maxLagMs: 2_000, now: () => clock });
+    const pushback = createIngestPushback({
+      db,
+      logger,
+      maxLagMs: 2_000,
+      now: () => clock,
+      warmUpMs: 0,
+    });
     const sampleAt = async (ms: number, integrated: number) => {
       clock = ms;
       figures.integrated = integrated;
@@ -219,6 +225,20 @@ describe("ingest pushback", () => {
     // ...until the integrators have drained one more event at their rate (1 ms at 3,000/s).
     clock += 1;
     expect(pushback.accepting(principal("p1"))).toBe(true);
+  });
+
+  it("goes by age alone for its first 10 s: the first passes after a start run cold", async () => {
+    const backlogs: FakeBacklog[] = [{ projectId: "p1", age: 1.2, pending: 50_000 }];
+    const { db } = fakeDb(backlogs, { integrated: 0 });
+    let clock = 0;
+    const pushback = createIngestPushback({ db, logger, maxLagMs: 2_000, now: () => clock });
+    clock = 5_000;
+    pushback.passed(3_000, 1_000); // 3,000 events/s: a budget of 6,000 once it counts
+    await pushback.sample();
+    expect(pushback.accepting(principal("p1"))).toBe(true);
+    clock = 10_000;
+    await pushback.sample();
+    expect(pushback.accepting(principal("p1"))).toBe(false);
   });
 
   it("rates the integrators over the last 2 s of busy samples, starts again after an idle sample, and forgets a rate after 10 s", () => {
