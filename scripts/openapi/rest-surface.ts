@@ -19,7 +19,6 @@ import { DEFAULT_TOKEN_SECONDS, MAX_TOKEN_SECONDS } from "../../src/events/token
 import { MAX_BATCH_EVENTS } from "../../src/ingest/bulk-ingest.js";
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from "../../src/ingest/ingest-service.js";
 import { MONTHLY_LIMITS } from "../../src/limits/monthly-quota.js";
-import { INTEGRATION_BEHIND } from "../../src/log/read-your-writes.js";
 import { CSV_COLUMNS } from "../../src/transport/event-rendering.js";
 import { EXPORT_PATH, STREAM_PATH } from "../../src/transport/rest-streams.js";
 import { LogMessages } from "../../src/verifiable-log/log-service.js";
@@ -210,7 +209,7 @@ const ingest503: ErrorCase = {
   status: 503,
   description:
     "The database cannot be reached; too many requests are in progress; or this log's recent events are still being indexed (pushback, INGEST_MAX_LAG_SECONDS). Nothing was stored: retry after Retry-After.",
-  messages: [Messages.unavailable, Messages.overloaded, INTEGRATION_BEHIND],
+  messages: [Messages.unavailable, Messages.overloaded, Messages.integrationBehind],
   exact: true,
   headers: {
     "Retry-After": {
@@ -230,7 +229,7 @@ function reads503(also: { message: string; description: string } | undefined): E
   return {
     status: 503,
     description: `The database cannot be reached, or recent events are still being indexed (with Retry-After: try again then)${also ? `; ${also.description}` : ""}.`,
-    messages: [Messages.unavailable, INTEGRATION_BEHIND, ...(also ? [also.message] : [])],
+    messages: [Messages.unavailable, Messages.integrationBehind, ...(also ? [also.message] : [])],
     exact: true,
     headers: {
       "Retry-After": {

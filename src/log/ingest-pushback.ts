@@ -30,12 +30,11 @@
  * `streamWaitMs`.
  */
 import type { KeyPrincipal } from "../auth/authenticator.js";
-import { ServiceError } from "../errors.js";
+import { Messages, ServiceError } from "../errors.js";
 import type { AdmissionCheck } from "../limits/admission.js";
 import { createPeriodicTask, type PeriodicTaskLogger } from "../periodic-task.js";
 import type { Queryable } from "../store/db.js";
 import { type LogBacklog, readBacklogs } from "../store/log-integration.js";
-import { INTEGRATION_BEHIND } from "./read-your-writes.js";
 
 /** Options of the pushback. */
 export interface IngestPushbackOptions {
@@ -101,12 +100,10 @@ export function backlogBudget(eventsPerSecond: number, maxLagMs: number): number
  * share of that: a flooding log is refused before a trickling one.
  */
 export class BacklogEstimate {
-  readonly #aged = new Set<string>();
   /** The age of each log's oldest pending event at the sample (ms). */
   readonly #ages = new Map<string, number>();
   readonly #pending = new Map<string, number>();
   #total = 0;
-  readonly #budget: number | undefined;
 
   constructor(
     backlogs: readonly LogBacklog[],
@@ -118,13 +115,10 @@ export class BacklogEstimate {
   ) {
     for (const log of backlogs) {
       const key = logKey(log.projectId, log.environment);
-      if (log.oldestAgeSeconds * 1000 > maxLagMs) this.#aged.add(key);
       this.#ages.set(key, log.oldestAgeSeconds * 1000);
       this.#pending.set(key, log.pending);
       this.#total += log.pending;
     }
-    this.#budget =
-      eventsPerSecond === undefined ? undefined : backlogBudget(eventsPerSecond, maxLagMs);
   }
 
   /** Counts an event appended to a log since the sample. */
@@ -135,12 +129,13 @@ export class BacklogEstimate {
 
   /** Whether the log takes no events at `now`. */
   refuses(key: string, now: number): boolean {
-    if (this.#aged.has(key)) return true;
     const age = this.#ages.get(key);
-    if (age === undefined || age + (now - this.sampledAt) <= this.maxLagMs / 2) return false;
-    const budget = this.#budget;
-    if (budget === undefined || this.eventsPerSecond === undefined) return false;
-    const drained = (this.eventsPerSecond * Math.max(0, now - this.sampledAt)) / 1000;
+    if (age === undefined) return false;
+    if (age > this.maxLagMs) return true;
+    const rate = this.eventsPerSecond;
+    if (rate === undefined || age + (now - this.sampledAt) <= this.maxLagMs / 2) return false;
+    const budget = backlogBudget(rate, this.maxLagMs);
+    const drained = (rate * Math.max(0, now - this.sampledAt)) / 1000;
     if (this.#total - drained <= budget) return false;
     // Each log with a backlog gets an equal share of the passes, and of the budget.
     const logs = this.#pending.size;
@@ -225,7 +220,7 @@ export function createIngestPushback(options: IngestPushbackOptions): IngestPush
 
   const refusal = () => {
     options.onRefused?.();
-    return new ServiceError("unavailable", INTEGRATION_BEHIND, { retryAfterSeconds: 1 });
+    return new ServiceError("unavailable", Messages.integrationBehind, { retryAfterSeconds: 1 });
   };
 
   const wakeWaiters = () => {

@@ -15,9 +15,6 @@ import { Messages, ServiceError } from "../errors.js";
 import type { Queryable } from "../store/db.js";
 import { reached, readIntegratedPosition, readLogProgress } from "../store/log-integration.js";
 
-/** The message of a list (or an ingest) refused because the integrator is too far behind. */
-export const INTEGRATION_BEHIND = Messages.integrationBehind;
-
 /** Waits until a log's integrator has passed what its journal holds now. */
 export interface ReadYourWrites {
   /** Resolves once every event acknowledged so far in the log is listable. */
@@ -52,7 +49,9 @@ export function createReadYourWrites(options: ReadYourWritesOptions): ReadYourWr
         const position = await readIntegratedPosition(options.db, projectId, environment);
         if (!position || reached(position, head)) break;
         if (performance.now() - started > maxWait) {
-          throw new ServiceError("unavailable", INTEGRATION_BEHIND, { retryAfterSeconds: 1 });
+          throw new ServiceError("unavailable", Messages.integrationBehind, {
+            retryAfterSeconds: 1,
+          });
         }
       }
       options.onWaited?.((performance.now() - started) / 1000);

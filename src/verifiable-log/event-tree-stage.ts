@@ -97,6 +97,9 @@ export function createEventTreeStage(
       const sources: LeafSource[] = [];
       for (const [i, event] of batch.events.entries()) {
         if (i > 0 && i % EVENTS_PER_YIELD === 0) await yieldToRequests();
+        if (event.payload === undefined) {
+          throw new Error(`event ${event.eventId} came with neither its leaf nor its payload`);
+        }
         const at = {
           projectId: batch.projectId,
           environment: batch.environment,
@@ -108,9 +111,6 @@ export function createEventTreeStage(
           event.keyVersion,
           event.context,
         );
-        if (event.payload === undefined) {
-          throw new Error(`event ${event.eventId} came with neither its leaf nor its payload`);
-        }
         const listed: ListedEvent = {
           eventId: event.eventId,
           occurredAt: new Date(millis(event.occurredMicros)),
