@@ -13,6 +13,7 @@ import {
   bundleProofSource,
   type ProofBundle,
   type ProofSource,
+  parseVerifierKeys,
   type VerifyReport,
   verifyLog,
 } from "../tlog/verify.js";
@@ -36,8 +37,9 @@ audit verify [options]
   Proofs come from --bundle (a file) or, with an API key, from the service's proof endpoints.
 
   --key <verifier key>      the log's verifier key, <name>+<id>+<key> (pin it: print it once
-                            with 'audit-admin' or GET /api/log/key and keep it)
-  --key-file <file>         the verifier key, from a file
+                            with 'audit-admin' or GET /api/log/key and keep it); repeat it
+                            with the keys before and after a rotation
+  --key-file <file>         the verifier key(s), from a file (one per line)
   --checkpoint <file>       the signed checkpoint (default: GET /api/log/checkpoint)
   --earlier <file>          a checkpoint kept from before: also prove the log only grew since
   --events <file>           events as NDJSON, one event per line as GET /api/events lists it
@@ -103,7 +105,7 @@ async function verify(argv: string[]): Promise<number> {
     args: argv,
     allowPositionals: true,
     options: {
-      key: { type: "string" },
+      key: { type: "string", multiple: true },
       "key-file": { type: "string" },
       checkpoint: { type: "string" },
       earlier: { type: "string" },
@@ -136,11 +138,20 @@ async function verify(argv: string[]): Promise<number> {
     return client;
   };
 
-  let verifierKey = values.key;
-  if (verifierKey === undefined && values["key-file"] !== undefined) {
-    verifierKey = (await readText(values["key-file"], "verifier key")).trim();
+  const pinned = [...(values.key ?? [])];
+  if (values["key-file"] !== undefined) {
+    pinned.push((await readText(values["key-file"], "verifier key")).trim());
   }
-  if (verifierKey === undefined) {
+  let verifierKey = pinned.length > 0 ? pinned.join("\n") : undefined;
+  if (verifierKey !== undefined) {
+    try {
+      await parseVerifierKeys(createNodeLogCrypto(), verifierKey);
+    } catch (error) {
+      throw new UsageError(
+        `--key: not a verifier key (<name>+<8 hex digits>+<base64 key>): ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
+  } else {
     verifierKey = await service().verifierKey();
     process.stderr.write(
       `audit: warning: the verifier key was taken from the service itself (${verifierKey}); pin it with --key\n`,

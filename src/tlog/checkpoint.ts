@@ -12,7 +12,13 @@
 import { fromBase64, toBase64 } from "./bytes.js";
 import type { LogCrypto } from "./crypto.js";
 import { TlogError } from "./errors.js";
-import { type NoteSigner, type NoteVerifier, openNote, signNote } from "./note.js";
+import {
+  type NoteSignature,
+  type NoteSigner,
+  type NoteVerifier,
+  openNote,
+  signNote,
+} from "./note.js";
 import { HASH_SIZE, type Hash } from "./tree.js";
 
 /** A tree head. */
@@ -29,6 +35,8 @@ export interface Checkpoint {
 export interface SignedCheckpoint extends Checkpoint {
   /** The whole signed note, text and signatures. */
   readonly note: string;
+  /** Its signatures by the given verifier keys, all verified. */
+  readonly signatures: readonly NoteSignature[];
 }
 
 /** The checkpoint's note text (unsigned). */
@@ -75,18 +83,30 @@ export async function signCheckpoint(
 }
 
 /**
- * Opens a signed checkpoint with the log's verifier key and checks its origin when one
- * is expected. Throws TlogError ("malformed", "bad-signature", "unverified", or
- * "invalid-input" for another log's checkpoint).
+ * Opens a signed checkpoint with the log's verifier keys (several: the keys before and
+ * after a rotation) and checks that it is the checkpoint of that log: its origin must be
+ * the name of a key that signed it. One signing key may sign many logs, and a signature
+ * line's name is not signed, so without that check another log's checkpoint, its
+ * signature line relabelled, would pass for this log's. `expectedOrigin` also pins the
+ * origin (an earlier checkpoint must be of the same log as the later one). Throws
+ * TlogError ("malformed", "bad-signature", "unverified", or "invalid-input" for another
+ * log's checkpoint).
  */
 export async function openCheckpoint(
   crypto: LogCrypto,
   note: string | Uint8Array,
-  verifier: NoteVerifier,
+  verifiers: NoteVerifier | readonly NoteVerifier[],
   expectedOrigin?: string,
 ): Promise<SignedCheckpoint> {
-  const opened = await openNote(crypto, note, verifier);
+  const opened = await openNote(crypto, note, verifiers);
   const checkpoint = parseCheckpoint(opened.text);
+  if (!opened.sigs.some((sig) => sig.name === checkpoint.origin)) {
+    const names = [...new Set(opened.sigs.map((sig) => sig.name))];
+    throw new TlogError(
+      "invalid-input",
+      `checkpoint is for log ${JSON.stringify(checkpoint.origin)}, not for the key's log ${names.map((name) => JSON.stringify(name)).join(", ")}`,
+    );
+  }
   if (expectedOrigin !== undefined && checkpoint.origin !== expectedOrigin) {
     throw new TlogError(
       "invalid-input",
@@ -96,5 +116,6 @@ export async function openCheckpoint(
   return {
     ...checkpoint,
     note: typeof note === "string" ? note : new TextDecoder().decode(note),
+    signatures: opened.sigs,
   };
 }

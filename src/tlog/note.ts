@@ -11,7 +11,7 @@
  * - signer key:   `PRIVATE+KEY+<name>+<8 hex key id>+<base64(0x01 || 32-byte seed)>`
  *   (a secret: whoever holds it signs checkpoints; never log it).
  *
- * Invariant: openNote accepts exactly what Go's note.Open accepts for one verifier, and
+ * Invariant: openNote accepts exactly what Go's note.Open accepts for the same verifiers, and
  * signNote writes what Go's note.Sign writes, byte for byte (Ed25519 is deterministic).
  */
 import {
@@ -61,7 +61,7 @@ export interface NoteSignature {
 export interface OpenedNote {
   /** The text, including its final newline. */
   readonly text: string;
-  /** Signatures by the given verifier that verified (one at most). */
+  /** Signatures by the given verifiers that verified (one per verifier at most). */
   readonly sigs: NoteSignature[];
   /** Signatures by keys not given, left unverified. */
   readonly unverifiedSigs: NoteSignature[];
@@ -190,16 +190,53 @@ export async function signNote(
 }
 
 /**
- * Opens a signed note with one trusted verifier, as Go's note.Open with a one-key list:
- * the text and its signatures. Throws TlogError: "malformed" for a note not in the format,
- * "bad-signature" when the verifier's signature does not verify, "unverified" when the
- * note carries no signature by the verifier.
+ * Adds a signer's signature to a signed note, after those it has (as Go's note.Sign does
+ * for a note with signatures): the note unchanged when it already carries one by that
+ * name and key id. Whoever verifies with another key still finds theirs, so a checkpoint
+ * signed again after a key rotation verifies with the old key and with the new one. The
+ * existing signatures are not checked here.
+ */
+export async function cosignNote(
+  crypto: LogCrypto,
+  note: string,
+  signer: NoteSigner,
+): Promise<string> {
+  const split = note.lastIndexOf("\n\n");
+  if (split < 0 || !note.endsWith("\n")) throw new TlogError("malformed", "malformed note");
+  const text = note.slice(0, split + 1);
+  const prefix = `${SIGNATURE_PREFIX}${signer.name} `;
+  const already = note
+    .slice(split + 2)
+    .split("\n")
+    .some((line) => {
+      const raw = line.startsWith(prefix) ? fromBase64(line.slice(prefix.length)) : undefined;
+      return raw !== undefined && raw.length >= 4 && readKeyId(raw) === signer.keyId;
+    });
+  if (already) return note;
+  // signNote's note is the text, a blank line and the new signature line.
+  const signed = await signNote(crypto, text, signer);
+  return `${note}${signed.slice(text.length + 1)}`;
+}
+
+function readKeyId(raw: Uint8Array): number {
+  return (
+    (((raw[0] ?? 0) << 24) | ((raw[1] ?? 0) << 16) | ((raw[2] ?? 0) << 8) | (raw[3] ?? 0)) >>> 0
+  );
+}
+
+/**
+ * Opens a signed note with the trusted verifiers, as Go's note.Open with a key list: the
+ * text and its signatures. A signature is checked when its name and key id are those of
+ * a given verifier (several: the keys before and after a rotation). Throws TlogError:
+ * "malformed" for a note not in the format, "bad-signature" when a given verifier's
+ * signature does not verify, "unverified" when the note carries no signature by any.
  */
 export async function openNote(
   crypto: LogCrypto,
   message: string | Uint8Array,
-  verifier: NoteVerifier,
+  verifiers: NoteVerifier | readonly NoteVerifier[],
 ): Promise<OpenedNote> {
+  const trusted: readonly NoteVerifier[] = "publicKey" in verifiers ? [verifiers] : verifiers;
   const malformed = () => new TlogError("malformed", "malformed note");
   const msg = typeof message === "string" ? message : decodeUtf8(message);
   if (msg === undefined || !isWellFormedText(msg)) throw malformed();
@@ -227,18 +264,18 @@ export async function openNote(
     if (raw === undefined || !isValidKeyName(name) || b64 === "" || raw.length < 5) {
       throw malformed();
     }
-    const id =
-      (((raw[0] ?? 0) << 24) | ((raw[1] ?? 0) << 16) | ((raw[2] ?? 0) << 8) | (raw[3] ?? 0)) >>> 0;
+    const id = readKeyId(raw);
     if (++numSig > MAX_SIGNATURES) throw malformed();
-    if (name !== verifier.name || id !== verifier.keyId) {
+    const verifier = trusted.find((one) => one.name === name && one.keyId === id);
+    if (verifier === undefined) {
       if (!seenUnverified.has(line)) {
         seenUnverified.add(line);
         unverified.push({ name, keyId: id, base64: b64 });
       }
       continue;
     }
-    // Repeated signatures by the one verifier are dropped, as Go does.
-    if (verified.length > 0) continue;
+    // Repeated signatures by one verifier are dropped, as Go does.
+    if (verified.some((sig) => sig.name === name && sig.keyId === id)) continue;
     if (!(await crypto.ed25519Verify(verifier.publicKey, utf8(text), raw.subarray(4)))) {
       throw new TlogError("bad-signature", `invalid signature for key ${name}+${hex8(id)}`);
     }

@@ -6,7 +6,9 @@
  * No node: imports: it runs in the browser with WebCrypto.
  *
  * What is checked, in order:
- * 1. the checkpoint (and the earlier one) open with the verifier key; both name one log;
+ * 1. the checkpoint (and the earlier one) open with a verifier key (the log's key, or
+ *    its keys before and after a rotation) whose name is the checkpoint's origin; both
+ *    checkpoints name one log;
  * 2. each event's leaf is recomputed from its own content and salt (leaf.ts); no two
  *    events claim one logIndex;
  * 3. inclusion: with `complete` input (every logIndex below the checkpoint's size), the
@@ -83,7 +85,11 @@ export interface VerifyReport {
 /** Inputs of verifyLog. */
 export interface VerifyOptions {
   readonly crypto: LogCrypto;
-  /** The log's verifier key, `<name>+<id>+<key>`: pin it, do not take it from the log. */
+  /**
+   * The log's verifier key, `<name>+<id>+<key>`: pin it, do not take it from the log.
+   * Several keys separated by white space (the log's keys before and after a rotation):
+   * each checkpoint must be signed by one of them.
+   */
   readonly verifierKey: string;
   /** The signed checkpoint to verify against. */
   readonly checkpoint: string;
@@ -255,6 +261,23 @@ export async function checkEventInclusion(
   return undefined;
 }
 
+/**
+ * The verifier keys in `keys`, separated by white space (a key has none). Throws
+ * TlogError "malformed" for a key that is not one, or when there is none.
+ */
+export async function parseVerifierKeys(crypto: LogCrypto, keys: string): Promise<NoteVerifier[]> {
+  const encoded = keys.split(/\s+/).filter((key) => key !== "");
+  if (encoded.length === 0) throw new TlogError("malformed", "no verifier key given");
+  return Promise.all(encoded.map((key) => parseVerifierKey(crypto, key)));
+}
+
+/** The keys that signed a checkpoint, as `<name>+<key id>`. */
+function signersOf(checkpoint: SignedCheckpoint): string {
+  return checkpoint.signatures
+    .map((sig) => `${sig.name}+${sig.keyId.toString(16).padStart(8, "0")}`)
+    .join(", ");
+}
+
 /** Verifies events against a checkpoint; see the module comment. */
 export async function verifyLog(options: VerifyOptions): Promise<VerifyReport> {
   const { crypto, proofs } = options;
@@ -272,22 +295,22 @@ export async function verifyLog(options: VerifyOptions): Promise<VerifyReport> {
   });
 
   // 1. Checkpoints.
-  let verifier: NoteVerifier;
+  let verifiers: NoteVerifier[];
   try {
-    verifier = await parseVerifierKey(crypto, options.verifierKey.trim());
+    verifiers = await parseVerifierKeys(crypto, options.verifierKey);
   } catch (error) {
     fail("verifier key", describeError(error));
     return report({});
   }
   let checkpoint: SignedCheckpoint;
   try {
-    checkpoint = await openCheckpoint(crypto, options.checkpoint, verifier);
+    checkpoint = await openCheckpoint(crypto, options.checkpoint, verifiers);
   } catch (error) {
     fail("checkpoint", describeError(error));
     return report({});
   }
   checked.push(
-    `checkpoint: signed by ${verifier.name}+${verifier.keyId.toString(16).padStart(8, "0")}; ` +
+    `checkpoint: signed by ${signersOf(checkpoint)}; ` +
       `log ${checkpoint.origin}, size ${checkpoint.size}, root ${toBase64(checkpoint.rootHash)}`,
   );
   let earlier: SignedCheckpoint | undefined;
@@ -296,7 +319,7 @@ export async function verifyLog(options: VerifyOptions): Promise<VerifyReport> {
       earlier = await openCheckpoint(
         crypto,
         options.earlierCheckpoint,
-        verifier,
+        verifiers,
         checkpoint.origin,
       );
       if (earlier.size > checkpoint.size) {

@@ -4,23 +4,41 @@
  * runs one; two signing the same size write the same bytes (Ed25519 is deterministic and
  * the root of a size never changes), and the second insert is ignored.
  *
+ * On start it also signs every log's latest checkpoint with the current key when that
+ * checkpoint lacks its signature (the key was rotated): the note keeps its old signature
+ * and gains the new one, so `GET /api/log/checkpoint` verifies with the key that
+ * `GET /api/log/key` now serves, at once, and still with the key auditors pinned before.
+ *
  * Invariant: a checkpoint is signed only over a root computed from the stored tiles of a
- * committed tree size, so it covers exactly the events numbered before it.
+ * committed tree size, so it covers exactly the events numbered before it; a signature
+ * added later is over the same text.
  */
 import type { Logger } from "pino";
 import { createPeriodicTask } from "../periodic-task.js";
 import type { Db } from "../store/db.js";
 import { signCheckpoint } from "../tlog/checkpoint.js";
 import type { LogCrypto } from "../tlog/crypto.js";
+import { cosignNote } from "../tlog/note.js";
 import { treeHash } from "../tlog/tree.js";
 import type { LogSigning } from "./log-signing.js";
-import { insertCheckpoint, logsToCheckpoint, tileHashReader } from "./tree-store.js";
+import {
+  cosignCheckpoint,
+  insertCheckpoint,
+  latestCheckpoints,
+  logsToCheckpoint,
+  tileHashReader,
+} from "./tree-store.js";
 
 /** The publisher of one instance. */
 export interface CheckpointPublisher {
   start(): void;
   /** Publishes what is due now; returns the number of checkpoints written. */
   publishNow(): Promise<number>;
+  /**
+   * Adds the current key's signature to every log's latest checkpoint that lacks it;
+   * returns how many it signed. `start` runs it once.
+   */
+  cosignLatest(): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -54,11 +72,40 @@ export function createCheckpointPublisher(
     return published;
   };
 
+  const cosignLatest = async () => {
+    let signed = 0;
+    for (const latest of await latestCheckpoints(db)) {
+      const origin = signing.origin(latest.projectId, latest.environment);
+      const note = await cosignNote(crypto, latest.note, await signing.signer(origin));
+      if (note === latest.note) continue;
+      await cosignCheckpoint(db, latest, { was: latest.note, now: note });
+      signed++;
+    }
+    if (signed > 0) {
+      logger.info({ checkpoints: signed }, "latest checkpoints signed with the current log key");
+    }
+    return signed;
+  };
+
   // The database away: the next tick tries again.
   const task = createPeriodicTask(publishNow, {
     intervalMs: options.intervalMs,
     logger,
     what: "checkpoint publisher: publishing",
   });
-  return { start: task.start, publishNow: task.runNow, stop: task.stop };
+  let cosigning: Promise<unknown> = Promise.resolve();
+  return {
+    start() {
+      task.start();
+      cosigning = cosignLatest().catch((error: unknown) => {
+        logger.warn({ err: error }, "checkpoint publisher: signing the latest checkpoints failed");
+      });
+    },
+    publishNow: task.runNow,
+    cosignLatest,
+    async stop() {
+      await task.stop();
+      await cosigning;
+    },
+  };
 }

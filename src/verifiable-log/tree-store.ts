@@ -397,6 +397,46 @@ export async function insertCheckpoint(
   );
 }
 
+/** Every log's latest checkpoint: its size and note. */
+export async function latestCheckpoints(
+  db: Queryable,
+): Promise<(LogAddress & { size: number; note: string })[]> {
+  const rows = await db.query<{
+    project_id: string;
+    environment: string;
+    size: string;
+    note: string;
+  }>(
+    `select distinct on (project_id, environment)
+            project_id, environment, size::text as size, note
+       from log_checkpoints
+      order by project_id, environment, size desc`,
+  );
+  return rows.map((row) => ({
+    projectId: row.project_id,
+    environment: row.environment,
+    size: Number(row.size),
+    note: row.note,
+  }));
+}
+
+/**
+ * Replaces a published checkpoint's note by the same checkpoint with one more signature
+ * (checkpoint-publisher.ts, after a key rotation); nothing when the note changed since
+ * it was read (another instance did it first).
+ */
+export async function cosignCheckpoint(
+  db: Queryable,
+  log: LogAddress & { size: number },
+  note: { was: string; now: string },
+): Promise<void> {
+  await db.query(
+    `update log_checkpoints set note = $5
+      where project_id = $1 and environment = $2 and size = $3 and note = $4`,
+    [log.projectId, log.environment, log.size, note.was, note.now],
+  );
+}
+
 interface CheckpointRow {
   size: string;
   root: Uint8Array;

@@ -213,6 +213,24 @@ describe("audit verify on files", () => {
     ]);
     expect(missingFile.code).toBe(2);
     expect(missingFile.stderr).toContain("cannot read checkpoint");
+    const badKey = await audit([
+      "verify",
+      "--key",
+      "not-a-key",
+      "--checkpoint",
+      file(
+        "cp",
+        await signCheckpoint(
+          crypto,
+          { origin: ORIGIN, size: 15, rootHash: await tree.root(15) },
+          other,
+        ),
+      ),
+      "--events",
+      file("all.ndjson", ndjson(events)),
+    ]);
+    expect(badKey.code).toBe(2);
+    expect(badKey.stderr).toContain("--key: not a verifier key");
   });
 });
 

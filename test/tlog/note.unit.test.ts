@@ -15,6 +15,7 @@ import {
 import { createWebLogCrypto } from "../../src/tlog/crypto.js";
 import { createNodeLogCrypto } from "../../src/tlog/node-crypto.js";
 import {
+  cosignNote,
   isValidKeyName,
   openNote,
   parseSignerKey,
@@ -64,6 +65,30 @@ describe.each([
     expect((await openNote(crypto, `${TEXT}\n${PETER_SIG}${ENOCH_SIG}`, enoch)).sigs[0]?.name).toBe(
       "EnochRoot",
     );
+  });
+
+  it("adds a second signature once, and opens with either key or both", async () => {
+    const peter = await parseSignerKey(crypto, PETER_SKEY);
+    const other = await parseSignerKey(
+      crypto,
+      await signerKey(crypto, "PeterNeumann", new Uint8Array(32).fill(3)),
+    );
+    const note = `${TEXT}\n${PETER_SIG}`;
+    const cosigned = await cosignNote(crypto, note, other);
+    expect(cosigned.startsWith(note)).toBe(true);
+    expect(cosigned.slice(note.length)).toBe(
+      (await signNote(crypto, TEXT, other)).slice(TEXT.length + 1),
+    );
+    expect(await cosignNote(crypto, cosigned, other)).toBe(cosigned);
+    expect(await cosignNote(crypto, note, peter)).toBe(note);
+    const oldKey = await parseVerifierKey(crypto, PETER_VKEY);
+    const newKey = await parseVerifierKey(
+      crypto,
+      await verifierKey(crypto, "PeterNeumann", other.publicKey),
+    );
+    expect((await openNote(crypto, cosigned, oldKey)).sigs).toHaveLength(1);
+    expect((await openNote(crypto, cosigned, newKey)).unverifiedSigs).toHaveLength(1);
+    expect((await openNote(crypto, cosigned, [oldKey, newKey])).sigs).toHaveLength(2);
   });
 
   it("refuses a note whose signature by the key does not verify", async () => {

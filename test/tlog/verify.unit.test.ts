@@ -271,6 +271,78 @@ describe("verifyLog names what was tampered with", () => {
     }
   });
 
+  it("another log's checkpoint relabelled with the pinned key's name (one key signs many logs)", async () => {
+    const { events, signer, vkey } = await log(4);
+    // The same signing key under another log's name: the signature line's name and key
+    // id are not signed, so they can be rewritten to the pinned key's.
+    const otherLog = `${ORIGIN}-live`;
+    const otherSigner = await parseSignerKey(
+      crypto,
+      await signerKey(crypto, otherLog, new Uint8Array(32).fill(5)),
+    );
+    expect(otherSigner.publicKey).toEqual(signer.publicKey);
+    const tree = createMemoryTree(crypto);
+    for (const event of events) await tree.append((await listedEventLeaf(crypto, event)).leaf);
+    const theirs = await signCheckpoint(
+      crypto,
+      { origin: otherLog, size: 4, rootHash: await tree.root(4) },
+      otherSigner,
+    );
+    const pinnedId = vkey.split("+")[1] as string;
+    const idBytes = Buffer.from(pinnedId, "hex");
+    const relabelled = theirs.replace(/\u2014 \S+ (\S+)\n$/, (_line, b64: string) => {
+      const raw = Buffer.from(b64, "base64");
+      idBytes.copy(raw, 0);
+      return `\u2014 ${ORIGIN} ${raw.toString("base64")}\n`;
+    });
+    expect(relabelled).not.toBe(theirs);
+    const report = await verify({ verifierKey: vkey, checkpoint: relabelled, events });
+    expect(report.ok).toBe(false);
+    expect(report.failures).toEqual([
+      {
+        subject: "checkpoint",
+        problem: `checkpoint is for log "${otherLog}", not for the key's log "${ORIGIN}"`,
+      },
+    ]);
+  });
+
+  it("checkpoints signed before and after a key rotation, with both keys pinned", async () => {
+    const { events, tree, vkey, checkpointAt } = await log(6);
+    const before = await checkpointAt(3);
+    const rotated = await parseSignerKey(
+      crypto,
+      await signerKey(crypto, ORIGIN, new Uint8Array(32).fill(7)),
+    );
+    const newKey = await verifierKey(crypto, ORIGIN, rotated.publicKey);
+    const after = await signCheckpoint(
+      crypto,
+      { origin: ORIGIN, size: 6, rootHash: await tree.root(6) },
+      rotated,
+    );
+    const both = await verify({
+      verifierKey: `${vkey}\n${newKey}`,
+      checkpoint: after,
+      earlierCheckpoint: before,
+      events: events.slice(3),
+      complete: false,
+      proofs: serviceProofs(tree, events),
+    });
+    expect(both.failures).toEqual([]);
+    expect(both.ok).toBe(true);
+    expect(both.checked[0]).toContain(`signed by ${newKey.split("+").slice(0, 2).join("+")};`);
+    const newOnly = await verify({
+      verifierKey: newKey,
+      checkpoint: after,
+      earlierCheckpoint: before,
+      events: events.slice(3),
+      complete: false,
+      proofs: serviceProofs(tree, events),
+    });
+    expect(newOnly.failures).toEqual([
+      { subject: "earlier checkpoint", problem: "note has no verifiable signatures" },
+    ]);
+  });
+
   it("an earlier checkpoint of another log or larger than the checkpoint", async () => {
     const { events, vkey, checkpointAt } = await log(6);
     const report = await verify({
