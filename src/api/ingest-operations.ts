@@ -12,6 +12,7 @@
  */
 import { create, type DescMethod, fromJson, type Message } from "@bufbuild/protobuf";
 import { ListValueSchema } from "@bufbuild/protobuf/wkt";
+import { Code, ConnectError } from "@connectrpc/connect";
 import {
   CreateEventResponseSchema,
   CreateEventsResponseSchema,
@@ -116,7 +117,7 @@ type Next =
   | { answer: Answer }
   | { read: IteratorResult<() => unknown> }
   | { gathered: "due" }
-  | { held: unknown };
+  | { stopped: unknown };
 
 async function* ingestEvents(bulk: BulkIngestService, call: StreamCall): AsyncGenerator<Message> {
   const stream = await bulk.openStream(call.facts.credential);
@@ -152,13 +153,17 @@ async function* ingestEvents(bulk: BulkIngestService, call: StreamCall): AsyncGe
     if (listening && !reading && inFlight < STREAM_WINDOW) {
       // While its log is behind (the pushback) the stream reads nothing, so it holds no
       // slot; a refusal after the wait ends it like any other.
+      // A request that cannot be read (too large, not a message) stops the reading like
+      // a refusal: the events read before it are still written and answered.
+      const read = () =>
+        requests.next().then(
+          (result): Next => ({ read: result }),
+          (error: unknown): Next => ({ stopped: unreadable(error) }),
+        );
       const held = stream.ready();
       reading = held
-        ? held.then(
-            () => requests.next().then((read): Next => ({ read })),
-            (error: unknown): Next => ({ held: error }),
-          )
-        : requests.next().then((read) => ({ read }));
+        ? held.then(read, (error: unknown): Next => ({ stopped: error }))
+        : read();
     }
     if (gathered.length > 0 && !due) {
       due = new Promise((resolve) => setTimeout(resolve, STREAM_GATHER_MS)).then(() => ({
@@ -176,9 +181,9 @@ async function* ingestEvents(bulk: BulkIngestService, call: StreamCall): AsyncGe
       if (gathered.length > 0) write();
       continue;
     }
-    if ("held" in next) {
+    if ("stopped" in next) {
       reading = undefined;
-      if (!refused) refused = { error: next.held };
+      if (!refused) refused = { error: next.stopped };
       continue;
     }
     if ("read" in next) {
@@ -193,6 +198,19 @@ async function* ingestEvents(bulk: BulkIngestService, call: StreamCall): AsyncGe
   }
   // Every event read has been answered; the stream ends with the refusal, if any.
   if (refused) throw refused.error;
+}
+
+/**
+ * Why a stream's request could not be read, as the client is told. The runtime calls a
+ * binary message it cannot parse Internal (a server fault, logged as one); it is the
+ * client's, InvalidArgument, as a JSON message it cannot parse already is.
+ */
+function unreadable(error: unknown): unknown {
+  return error instanceof ConnectError &&
+    error.code === Code.Internal &&
+    error.rawMessage.startsWith("parse binary:")
+    ? new ConnectError(error.rawMessage, Code.InvalidArgument)
+    : error;
 }
 
 /**

@@ -3,7 +3,8 @@
  * call, and the IngestEvents stream with its per-event acknowledgements, per-event
  * errors, per-event Idempotency-Keys, and the refusals that end it.
  */
-import { create, fromJson } from "@bufbuild/protobuf";
+import { connect as http2Connect } from "node:http2";
+import { create, fromBinary, fromJson, toBinary } from "@bufbuild/protobuf";
 import { type Client, Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -13,6 +14,7 @@ import {
   type IngestEventsRequest,
   IngestEventsRequestSchema,
   type IngestEventsResponse,
+  IngestEventsResponseSchema,
   IngestService,
 } from "../../gen/audit/v1/ingest_pb.js";
 import { BadRequestSchema, QuotaFailureSchema } from "../../gen/google/rpc/error_details_pb.js";
@@ -237,6 +239,88 @@ describe("bulk ingestion over gRPC", () => {
       acks.filter((ack) => ack.result?.error?.startsWith("Monthly event limit")).length,
     ).toBeGreaterThan(0);
     expect(await storedCount(key)).toBe(3);
+  });
+
+  /** Sends gRPC frames as they are on one HTTP/2 stream; the answers and grpc-status. */
+  const rawStream = (key: ProvisionedKey, frames: Uint8Array[]) =>
+    new Promise<{ acks: IngestEventsResponse[]; status: string; message: string }>(
+      (resolve, reject) => {
+        const session = http2Connect(server.url);
+        session.on("error", reject);
+        const call = session.request({
+          ":method": "POST",
+          ":path": "/audit.v1.IngestService/IngestEvents",
+          "content-type": "application/grpc",
+          te: "trailers",
+          authorization: `Bearer ${key.secret}`,
+        });
+        const chunks: Buffer[] = [];
+        let trailers: Record<string, unknown> = {};
+        call.on("data", (chunk: Buffer) => chunks.push(chunk));
+        call.on("trailers", (received) => {
+          trailers = received;
+        });
+        call.on("error", reject);
+        call.on("end", () => {
+          session.close();
+          const body = Buffer.concat(chunks);
+          const acks: IngestEventsResponse[] = [];
+          for (let at = 0; at + 5 <= body.length; ) {
+            const length = body.readUInt32BE(at + 1);
+            acks.push(
+              fromBinary(IngestEventsResponseSchema, body.subarray(at + 5, at + 5 + length)),
+            );
+            at += 5 + length;
+          }
+          resolve({
+            acks,
+            status: String(trailers["grpc-status"]),
+            message: decodeURIComponent(String(trailers["grpc-message"] ?? "")),
+          });
+        });
+        // The last frame a few milliseconds after the others: in a chunk of its own, read
+        // after them, while they are being written.
+        for (const frame of frames.slice(0, -1)) call.write(frame);
+        setTimeout(() => call.end(frames.at(-1)), 5);
+      },
+    );
+  const frame = (message: Uint8Array) => {
+    const framed = Buffer.alloc(5 + message.length);
+    framed.writeUInt32BE(message.length, 1);
+    framed.set(message, 5);
+    return framed;
+  };
+
+  it("IngestEvents acknowledges every event stored before a request it cannot read, then ends", async () => {
+    const key = await server.provision();
+    const valid = events(40, "u").map((json) =>
+      frame(toBinary(IngestEventsRequestSchema, request(json))),
+    );
+    const tooLarge = frame(
+      toBinary(
+        IngestEventsRequestSchema,
+        request(validEvent({ context: { big: "x".repeat(1_100_000) } })),
+      ),
+    );
+    const large = await rawStream(key, [...valid, tooLarge]);
+    expect(large.status).toBe(String(Code.ResourceExhausted));
+    // Every event stored is acknowledged, in order (the runtime drops the valid requests
+    // that arrived in the same chunk as the unreadable one: those are neither).
+    expect(large.acks.map((ack) => ack.sequence)).toEqual(large.acks.map((_, i) => BigInt(i)));
+    expect(large.acks.every((ack) => ack.result?.eventId)).toBe(true);
+    expect(large.acks.length).toBeGreaterThan(0);
+    expect(await storedCount(key)).toBe(large.acks.length);
+
+    // Not a message (a length-delimited field that runs past the end): the client's fault.
+    const malformed = await rawStream(key, [
+      ...events(40, "m").map((json) => frame(toBinary(IngestEventsRequestSchema, request(json)))),
+      frame(Uint8Array.of(0x0a, 0x02, 0x0a, 0xff)),
+    ]);
+    expect(malformed.status).toBe(String(Code.InvalidArgument));
+    expect(malformed.message).toMatch(/^parse binary: /);
+    expect(malformed.acks.length).toBeGreaterThan(0);
+    expect(malformed.acks.every((ack) => ack.result?.eventId)).toBe(true);
+    expect(await storedCount(key)).toBe(large.acks.length + malformed.acks.length);
   });
 
   it("IngestEvents refuses a stream with an unknown key before reading any event", async () => {
