@@ -50,6 +50,7 @@ import { createIntegrator } from "./log/integrator.js";
 import { createReadYourWrites } from "./log/read-your-writes.js";
 import { createMetrics, type Metrics } from "./observability/metrics.js";
 import { createBatchAppender } from "./store/batch-append.js";
+import { DataDirInUseError } from "./store/data-dir-lock.js";
 import type { Db } from "./store/db.js";
 import { createEventReader } from "./store/event-reads.js";
 import { createEventStore } from "./store/events.js";
@@ -131,7 +132,17 @@ export async function createApp(
   const secrets = await resolveSecrets(config);
   const opened = config.DATABASE_URL
     ? createPostgresDb({ url: config.DATABASE_URL })
-    : await usingDataDir(config.DATA_DIR, () => createPgliteDb(join(config.DATA_DIR, "pglite")));
+    : await usingDataDir(config.DATA_DIR, () =>
+        createPgliteDb(join(config.DATA_DIR, "pglite")).catch((error: unknown) => {
+          // Another service process runs on this directory: starting would corrupt it.
+          if (error instanceof DataDirInUseError) {
+            throw new ConfigError(
+              `Invalid configuration: DATA_DIR ${config.DATA_DIR}: ${error.message}`,
+            );
+          }
+          throw error;
+        }),
+      );
   // An unreachable PostgreSQL does not stop the start: the service listens and answers 503
   // until a retry has reached and migrated it (database-startup.ts).
   let startup: DatabaseStartup;

@@ -5,11 +5,30 @@
  */
 import { PGlite, types } from "@electric-sql/pglite";
 import { withArrayLiterals } from "./array-literal.js";
+import { lockDataDir } from "./data-dir-lock.js";
 import type { Db, Queryable } from "./db.js";
 
-/** Opens (or creates) the database in `dataDir`; `memory://` keeps it in memory. */
+/**
+ * Opens (or creates) the database in `dataDir`, locked for this process (`<dataDir>.lock`:
+ * data-dir-lock.ts; DataDirInUseError when another process has it); `memory://` keeps it
+ * in memory.
+ */
 export async function createPgliteDb(dataDir: string): Promise<Db> {
-  const pg = await PGlite.create(dataDir, {
+  const unlock = dataDir.startsWith("memory://")
+    ? async () => {}
+    : await lockDataDir(`${dataDir}.lock`);
+  let pg: PGlite;
+  try {
+    pg = await openPglite(dataDir);
+  } catch (error) {
+    await unlock();
+    throw error;
+  }
+  return pgliteDb(pg, unlock);
+}
+
+function openPglite(dataDir: string): Promise<PGlite> {
+  return PGlite.create(dataDir, {
     // Write-ahead log segments no longer needed are removed rather than kept for reuse
     // with their old bytes: an erasure's clean-up leaves no erased content in the data
     // directory (docs/lifecycle.md).
@@ -23,6 +42,9 @@ export async function createPgliteDb(dataDir: string): Promise<Db> {
         `\\x${Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString("hex")}`,
     },
   });
+}
+
+function pgliteDb(pg: PGlite, unlock: () => Promise<void>): Db {
   let tail: Promise<unknown> = Promise.resolve();
   let closed = false;
 
@@ -60,7 +82,11 @@ export async function createPgliteDb(dataDir: string): Promise<Db> {
     async close() {
       await exclusive(async () => {
         closed = true;
-        await pg.close();
+        try {
+          await pg.close();
+        } finally {
+          await unlock();
+        }
       });
     },
   };

@@ -15,6 +15,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Environment, Plan } from "../../gen/audit/v1/admin_pb.js";
+import { createAdminClient } from "../../src/admin/admin-client.js";
 import { loadConfig } from "../../src/config.js";
 import { createIsolatedStorage, type IsolatedStorage } from "../support/isolated-storage.js";
 import { spawnService } from "../support/service-process.js";
@@ -228,6 +230,57 @@ describe("a start the configuration makes impossible", () => {
       );
     },
     START_TIMEOUT_MS,
+  );
+
+  it.skipIf(usingPostgres)(
+    "a DATA_DIR another service process runs on: 78 before touching its database; taken over once that process is killed",
+    async () => {
+      const storage = await createIsolatedStorage();
+      storages.push(storage);
+      const first = await spawnService({}, { storageEnv: storage.env });
+      try {
+        const url = `http://127.0.0.1:${first.port}`;
+        const admin = createAdminClient(url, first.adminToken);
+        const { project } = await admin.createProject({ name: "lock", plan: Plan.PRO });
+        const { secret } = await admin.createApiKey({
+          projectId: project?.id ?? "",
+          environment: Environment.TEST,
+        });
+        const post = (base: string, entityId: string) =>
+          fetch(`${base}/api/ingest/event`, {
+            method: "POST",
+            headers: { authorization: `Bearer ${secret}`, "content-type": "application/json" },
+            body: JSON.stringify({ actionKey: "a.b", entityType: "t", entityId, actorId: "u" }),
+          });
+
+        // Same directory on another port, then on the same port: both refused.
+        const lockLine = new RegExp(
+          `^Invalid configuration: DATA_DIR ${storage.env.DATA_DIR}: the embedded database is in use by another process \\(pid ${first.child.pid}; lock .+\\): one service process per DATA_DIR$`,
+        );
+        expectConfigError(await start({ ...storage.env }), lockLine);
+        expectConfigError(await start({ ...storage.env, PORT: String(first.port) }), lockLine);
+        expect((await post(url, "after-refusals")).status).toBe(201);
+
+        // Killed, it leaves its lock behind: the next start takes it over.
+        first.child.kill("SIGKILL");
+        await first.exited;
+        const second = await spawnService({}, { storageEnv: storage.env });
+        try {
+          const listed = await fetch(
+            `http://127.0.0.1:${second.port}/api/events?entityId=after-refusals`,
+            {
+              headers: { authorization: `Bearer ${secret}` },
+            },
+          );
+          expect(((await listed.json()) as { events: unknown[] }).events).toHaveLength(1);
+        } finally {
+          await second.cleanup();
+        }
+      } finally {
+        await first.cleanup();
+      }
+    },
+    START_TIMEOUT_MS * 2,
   );
 
   it.skipIf(!usingPostgres || !process.env.REDIS_URL)(
