@@ -375,8 +375,8 @@ function validateItem(event: unknown, index: number): CheckedItem {
 
 /**
  * The batch's envelope: `events`, an array of 1 to 500 items, and `atomic`, a boolean
- * (REST's query parameter arrives as the text `true` or `false`). Its issues fail the
- * request as a validation error.
+ * (REST's query parameter arrives as one: transport/rest.ts). Its issues fail the request
+ * as a validation error.
  */
 function readBatch(body: unknown): { events: unknown[]; atomic: boolean } {
   const fail = (issue: FieldIssue): never => {
@@ -391,8 +391,8 @@ function readBatch(body: unknown): { events: unknown[]; atomic: boolean } {
   }
   const { events, atomic } = body as { events?: unknown; atomic?: unknown };
   let isAtomic = false;
-  if (atomic === true || atomic === "true") isAtomic = true;
-  else if (atomic !== undefined && atomic !== false && atomic !== "false") {
+  if (atomic === true) isAtomic = true;
+  else if (atomic !== undefined && atomic !== false) {
     fail({
       path: ["atomic"],
       message: `Expected boolean, received ${jsonType(atomic)}`,

@@ -30,8 +30,10 @@ export interface RestRendering {
   /** The string field whose value is the whole REST body, as `text/plain`. */
   text?: string;
   /**
-   * Request fields read from the query string although the body is the whole request
-   * (as text: the operation reads them): a query parameter wins over the body's field.
+   * Boolean request fields that may also come from the query string although the body is
+   * the whole request (`?atomic=true`): `true` and `false` are the booleans, any other
+   * text is passed on as text (the operation refuses it). Given once; in both places, the
+   * same value (rest.ts).
    */
   queryFields?: readonly string[];
 }

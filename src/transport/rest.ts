@@ -9,6 +9,7 @@ import { getOption, hasOption } from "@bufbuild/protobuf";
 import { http as httpRule } from "../../gen/google/api/annotations_pb.js";
 import type { Operation, OperationCall, Operations } from "../api/operation.js";
 import type { RequestFacts } from "../api/request-facts.js";
+import { Messages, ServiceError } from "../errors.js";
 import { parseJsonBody, readBody } from "./body.js";
 import { restBodyLimit } from "./body-limits.js";
 import {
@@ -123,7 +124,18 @@ export async function serveRest(
   const status = rendering?.status?.(reply) ?? 200;
   const json = restJson(route.method.output, reply.message);
   if (typeof json === "object" && json !== null && !Array.isArray(json)) {
-    for (const [name, value] of Object.entries(rendering?.defaults ?? {})) json[name] ??= value;
+    const defaults = rendering?.defaults;
+    if (defaults !== undefined) {
+      // In the message's field order, as proto JSON writes the members it has.
+      const filled: Record<string, unknown> = {};
+      for (const field of route.method.output.fields) {
+        const name = field.jsonName;
+        const value = json[name] ?? defaults[name];
+        if (value !== undefined) filled[name] = value;
+      }
+      for (const key of Object.keys(json)) delete json[key];
+      Object.assign(json, filled);
+    }
     if (rendering?.text !== undefined) {
       sendText(res, status, String(json[rendering.text] ?? ""), reply.headers);
       return status;
@@ -131,6 +143,31 @@ export async function serveRest(
   }
   sendJson(res, status, json, reply.headers);
   return status;
+}
+
+/**
+ * Sets a boolean request field from the query string (`?atomic=true`), beside the body: the
+ * texts `true` and `false` are the booleans, any other is left as text for the operation to
+ * refuse. A parameter given twice, or given in the body with another value, is refused: the
+ * request does not say which it means.
+ */
+function mergeQueryFlag(json: Record<string, unknown>, field: string, query: URLSearchParams) {
+  const values = query.getAll(field);
+  if (values.length === 0) return;
+  const refuse = (message: string): never => {
+    throw new ServiceError("validation", Messages.validationFailed, {
+      issues: [{ path: [field], message, code: "custom" }],
+    });
+  };
+  if (values.length > 1) refuse(`${field} is given ${values.length} times in the query string`);
+  const text = values[0] as string;
+  const value = text === "true" ? true : text === "false" ? false : text;
+  if (json[field] !== undefined && json[field] !== value) {
+    refuse(
+      `${field} is ${text} in the query string and ${JSON.stringify(json[field])} in the body`,
+    );
+  }
+  json[field] = value;
 }
 
 function requestJson(
@@ -151,10 +188,7 @@ function requestJson(
     // Fields a route takes from the query string beside its body (?atomic=true).
     const fields = REST_RENDERINGS.get(route.method)?.queryFields ?? [];
     if (typeof json === "object" && json !== null && !Array.isArray(json)) {
-      for (const field of fields) {
-        const value = query.get(field);
-        if (value !== null) (json as Record<string, unknown>)[field] = value;
-      }
+      for (const field of fields) mergeQueryFlag(json as Record<string, unknown>, field, query);
     }
   } else {
     // Without a body, query parameters are the request's fields (by JSON or proto name).

@@ -164,6 +164,47 @@ describe("bulk ingestion over REST", () => {
     expect(await storedCount(key)).toBe(0);
   });
 
+  it("refuses an atomic flag that says two things: given twice, the query against the body, a string in the body", async () => {
+    const key = await server.provision();
+    const mixed = { events: [validEvent(), validEvent({ actorType: "robot" })] };
+    const cases: [unknown, string, string][] = [
+      [mixed, "?atomic=false&atomic=true", "atomic is given 2 times in the query string"],
+      [
+        { ...mixed, atomic: true },
+        "?atomic=false",
+        "atomic is false in the query string and true in the body",
+      ],
+      [
+        { ...mixed, atomic: false },
+        "?atomic=true",
+        "atomic is true in the query string and false in the body",
+      ],
+      [{ ...mixed, atomic: "true" }, "", "Expected boolean, received string"],
+      [{ ...mixed, atomic: "false" }, "", "Expected boolean, received string"],
+      [mixed, "?atomic=1", "Expected boolean, received string"],
+    ];
+    for (const [body, query, message] of cases) {
+      // A key each: the file's rate limit is small.
+      const response = await postBatch(server, body, auth(await server.provision()), query);
+      expect(response.status, `${query} ${JSON.stringify(body).slice(-20)}`).toBe(422);
+      expect(response.body.details).toEqual([
+        { path: ["atomic"], message, code: expect.any(String) },
+      ]);
+    }
+    // The same value in both places says one thing.
+    const agreed = await postBatch(server, { ...mixed, atomic: true }, auth(key), "?atomic=true");
+    expect(agreed.status).toBe(422);
+    expect(agreed.body.details).toHaveLength(1);
+    const partial = await postBatch(
+      server,
+      { ...mixed, atomic: false },
+      auth(key),
+      "?atomic=false",
+    );
+    expect(partial.status).toBe(207);
+    expect(await storedCount(key)).toBe(1);
+  });
+
   it("refuses malformed JSON and other content types with 400, and a body over 5 MB with 413; a 2 MB batch is accepted", async () => {
     const key = await server.provision();
     const malformed = await postBatch(server, '{"events": [', auth(key));

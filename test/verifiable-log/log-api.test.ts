@@ -137,6 +137,8 @@ describe("proofs", () => {
     for (const event of created) {
       const response = await getJson(`/api/log/proof/inclusion?eventId=${event.eventId}`);
       expect(response.status).toBe(200);
+      // Every member, in the message's order, also where logIndex is 0 (proto3's default).
+      expect(Object.keys(response.body)).toEqual(["logIndex", "treeSize", "leaf", "hashes"]);
       const { logIndex, treeSize, leaf, hashes } = response.body as {
         logIndex: number;
         treeSize: number;
