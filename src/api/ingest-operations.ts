@@ -161,9 +161,7 @@ async function* ingestEvents(bulk: BulkIngestService, call: StreamCall): AsyncGe
           (error: unknown): Next => ({ stopped: unreadable(error) }),
         );
       const held = stream.ready();
-      reading = held
-        ? held.then(read, (error: unknown): Next => ({ stopped: error }))
-        : read();
+      reading = held ? held.then(read, (error: unknown): Next => ({ stopped: error })) : read();
     }
     if (gathered.length > 0 && !due) {
       due = new Promise((resolve) => setTimeout(resolve, STREAM_GATHER_MS)).then(() => ({
