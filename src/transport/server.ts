@@ -13,6 +13,7 @@
  * HTTP/1.1 requests get 408 after 15 s of headers or 60 s in all (node's own timers);
  * HTTP/2 gets the same deadlines in its own terms (http2-limits.ts).
  */
+import { readFileSync } from "node:fs";
 import * as http from "node:http";
 import * as http2 from "node:http2";
 import type { Socket } from "node:net";
@@ -50,9 +51,12 @@ export const REQUEST_TIMEOUT_MS = 60_000;
 // How often node checks the two above (its default, 30 s, would let a slow sender hold
 // a connection for up to 45 s instead of 15).
 const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
-// Connections of every protocol at once; beyond it, new ones are closed on accept. Well
-// under common file-descriptor limits (the database, Redis and files need some too).
+// Connections of every protocol at once; beyond it, new ones are closed on accept. Lower
+// when the process may open fewer files (connectionCap).
 export const MAX_CONNECTIONS = 10_000;
+// File descriptors kept for what is not a client connection: the database's and Redis's
+// connections, PGlite's files, the worker thread, logs.
+const RESERVED_DESCRIPTORS = 128;
 // Connections the kernel may complete before the process accepts them. Node's default
 // (511) overflows when thousands of clients connect in one burst (measured: 34,000 SYNs
 // dropped when 4,300 connected at once, each retried after 1 s, 3 s, 7 s...); the kernel
@@ -77,7 +81,7 @@ export interface ListenOptions {
   http2IdleTimeoutMs?: number;
   /** MAX_STREAMS_PER_CONNECTION by default. */
   maxStreamsPerConnection?: number;
-  /** MAX_CONNECTIONS by default. */
+  /** connectionCap() by default. */
   maxConnections?: number;
   /** LISTEN_BACKLOG by default. */
   backlog?: number;
@@ -94,6 +98,34 @@ interface Servers {
   unrouted: Set<Socket>;
 }
 
+/**
+ * The process's limit of open files (the soft RLIMIT_NOFILE, which node raises to the hard
+ * limit as it starts), from /proc; undefined where that cannot be read or is unlimited.
+ */
+export function openFilesLimit(limits?: string): number | undefined {
+  let text = limits;
+  if (text === undefined) {
+    try {
+      text = readFileSync("/proc/self/limits", "utf8");
+    } catch {
+      return undefined;
+    }
+  }
+  const soft = /^Max open files\s+(\d+)/m.exec(text)?.[1];
+  return soft === undefined ? undefined : Number(soft);
+}
+
+/**
+ * How many connections the port takes at once: MAX_CONNECTIONS, or fewer when the
+ * process may not open that many files and still reach its database (with a cap above
+ * the limit, idle connections exhausted the descriptors and every request, health
+ * checks included, got an empty reply).
+ */
+export function connectionCap(filesLimit = openFilesLimit()): number {
+  if (filesLimit === undefined) return MAX_CONNECTIONS;
+  return Math.max(16, Math.min(MAX_CONNECTIONS, filesLimit - RESERVED_DESCRIPTORS));
+}
+
 /** Listens on `host:port` and serves `handler` over every protocol. */
 export async function listen(handler: Handler, options: ListenOptions): Promise<ListeningServer> {
   const requestTimeoutMs = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
@@ -103,7 +135,7 @@ export async function listen(handler: Handler, options: ListenOptions): Promise<
   });
   const servers = createServers(requests.serve, options);
   const sessions = trackSessions(servers.h2, requests.isClosing);
-  servers.outer.maxConnections = options.maxConnections ?? MAX_CONNECTIONS;
+  servers.outer.maxConnections = options.maxConnections ?? connectionCap();
   // Nothing moving on a session at all (not even a stalled response) for this long.
   servers.h2.setTimeout(requestTimeoutMs);
   const idleMs = options.http2IdleTimeoutMs ?? HTTP2_IDLE_TIMEOUT_MS;
