@@ -343,7 +343,8 @@ export async function matchLive(
     `select log_index::text as log_index from event_index
       where project_id = $1 and environment = $2 and ${condition}
         and (xid, id) <= ($3::xid8, $4::uuid) and log_index > $6::int8
-      order by log_index limit $5`,
+      -- The column, not the text alias of the same name (text orders "108" before "2").
+      order by event_index.log_index limit $5`,
     params,
   );
   return rows.map((row) => BigInt(row.log_index));

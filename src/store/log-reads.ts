@@ -190,7 +190,8 @@ async function readTombstones(
   }>(
     `select id, log_index::text as log_index, received_at, erased_at from event_tombstones
       where project_id = $1 and environment = $2 and log_index >= $3::int8 and log_index < $4::int8
-      order by log_index limit $5::int`,
+      -- The column, not the text alias of the same name (text orders "108" before "2").
+      order by event_tombstones.log_index limit $5::int`,
     [query.projectId, query.environment, String(query.fromIndex), String(endIndex), query.limit],
   );
   return rows.map((row) => ({

@@ -410,7 +410,8 @@ export async function latestCheckpoints(
     `select distinct on (project_id, environment)
             project_id, environment, size::text as size, note
        from log_checkpoints
-      order by project_id, environment, size desc`,
+      -- The column, not the text alias of the same name ("9" is not above "12").
+      order by project_id, environment, log_checkpoints.size desc`,
   );
   return rows.map((row) => ({
     projectId: row.project_id,

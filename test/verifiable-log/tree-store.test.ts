@@ -289,6 +289,34 @@ describe("the checkpoint publisher", () => {
     await db.transaction((tx) => appendLeaves(crypto, tx, log, 4, [5, 6, 7, 8, 9, 10].map(leaf)));
     await publisher.publishNow();
     expect((await readCheckpoint(db, log))?.size).toBe(10);
+
+    // A rotated key: the latest checkpoint (10, not 4 or 3, whose texts sort after "10")
+    // gains the new key's signature and keeps the old one; the earlier ones stay as signed.
+    const rotated = createLogSigning({
+      crypto,
+      issuer: "audit.test",
+      seed: new Uint8Array(32).fill(4),
+    });
+    const after = createCheckpointPublisher({
+      db,
+      crypto,
+      signing: rotated,
+      logger: pino({ level: "silent" }),
+      intervalMs: 1000,
+    });
+    const before = await readCheckpoint(db, log);
+    expect(await after.cosignLatest()).toBeGreaterThanOrEqual(1);
+    const cosigned = await readCheckpoint(db, log);
+    expect(cosigned?.size).toBe(10);
+    expect(cosigned?.note.startsWith(before?.note ?? "-")).toBe(true);
+    const newKey = await parseVerifierKey(crypto, await rotated.verifierKey(origin));
+    expect((await openCheckpoint(crypto, cosigned?.note ?? "", newKey)).size).toBe(10);
+    expect((await openCheckpoint(crypto, cosigned?.note ?? "", verifier)).size).toBe(10);
+    const signatureLines = (note = "") =>
+      note.split("\n").filter((line) => line.startsWith("\u2014 "));
+    expect(signatureLines((await readCheckpoint(db, log, 4))?.note)).toHaveLength(1);
+    expect(signatureLines(cosigned?.note)).toHaveLength(2);
+    expect(await after.cosignLatest()).toBe(0);
     await publisher.stop();
   });
 });
