@@ -366,12 +366,16 @@ export async function addErased(db: Queryable, id: string, erased: number): Prom
 
 /**
  * Marks an erasure done; returns the record as it ends. Its blind index goes: it matched
- * the erased events and would link them to the subject (the selector stays sealed).
+ * the erased events and would link them to the subject (the selector stays sealed). A
+ * retention run counts no matches before its work: what it selected with content is what
+ * it expired, so its `matched` is its `erased`.
  */
 export async function completeErasure(db: Queryable, id: string): Promise<ErasureRecord> {
   const [row] = await db.query<ErasureRow>(
     `update erasures set status = 'done', completed_at = coalesce(completed_at, now()),
-            match_idx = null
+            match_idx = null,
+            matched = case when selector = 'retention' then coalesce(matched, erased)
+                           else matched end
       where id = $1 returning ${ERASURE_COLUMNS}`,
     [id],
   );

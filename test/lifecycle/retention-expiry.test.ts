@@ -76,8 +76,15 @@ describe("retention expiry job", () => {
       )
     ).map((row) => ({ eventId: row.id, logIndex: Number(row.log_index) }));
   const runs = (projectId: string) =>
-    db.query<{ status: string; erased: string; received_before: Date; requested_by: string }>(
-      `select status, erased::text as erased, received_before, requested_by from erasures
+    db.query<{
+      status: string;
+      matched: string | null;
+      erased: string;
+      received_before: Date;
+      requested_by: string;
+    }>(
+      `select status, matched::text as matched, erased::text as erased, received_before,
+              requested_by from erasures
         where project_id = $1 and selector = 'retention' order by requested_at`,
       [projectId],
     );
@@ -114,6 +121,8 @@ describe("retention expiry job", () => {
     expect(await runs(projectId)).toEqual([
       {
         status: "done",
+        // What it selected with content is what it expired.
+        matched: "5",
         erased: "5",
         received_before: new Date(now.getTime() - 30 * DAY),
         requested_by: "retention",
