@@ -17,7 +17,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { readdir, rename, rm, stat, utimes, writeFile } from "node:fs/promises";
+import { copyFile, mkdir, readdir, rename, rm, stat, utimes, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -99,6 +99,13 @@ export async function build(root, outDir = "dist") {
   if (result.status !== 0) {
     await rm(staging, { recursive: true, force: true });
     return result.status ?? 1;
+  }
+  // The OpenAPI document, which GET /openapi.json serves, goes with the code: a deployment
+  // that copies dist/ alone (the container image) serves it too.
+  const openapi = join(root, "gen", "openapi", "openapi.json");
+  if (existsSync(openapi)) {
+    await mkdir(join(staging, "gen", "openapi"), { recursive: true });
+    await copyFile(openapi, join(staging, "gen", "openapi", "openapi.json"));
   }
   const stamp = join(staging, STAMP);
   await writeFile(stamp, "");

@@ -79,8 +79,9 @@ export function createOpenApiRoute(): OpenApiRoute {
   };
 }
 
-// gen/openapi/openapi.json of this checkout: this file runs from src/transport (tsx,
-// vitest) or from dist/src/transport (compiled), two or three levels below the repository.
+// The document: dist/gen/openapi/openapi.json, which the build copies there (so dist/ alone,
+// as the container image holds it, serves it), when this file runs from dist/src/transport;
+// gen/openapi/openapi.json of the checkout when it runs from src/transport (tsx, vitest).
 function documentFile(): string {
   const here = fileURLToPath(new URL(".", import.meta.url));
   const candidates = [

@@ -8,8 +8,11 @@
  * `bench/start-time.ts`, not here.
  */
 import { spawnSync } from "node:child_process";
+import { cp, mkdtemp, rm, symlink } from "node:fs/promises";
 import * as http from "node:http";
 import * as net from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createIsolatedStorage, type IsolatedStorage } from "../support/isolated-storage.js";
@@ -207,6 +210,40 @@ describe("the start commands and the signals a supervisor sends", () => {
       service.child.kill("SIGTERM");
       expect((await service.exited).code).toBe(0);
       await service.waitForLog("stopped", 1_000);
+    },
+    START_TIMEOUT_MS,
+  );
+
+  it(
+    "the container image's layout (dist/, package.json, node_modules, viewer/dist; no gen/) serves /openapi.json",
+    async () => {
+      const built = spawnSync(process.execPath, ["scripts/build.js", "--if-stale"], {
+        cwd: ROOT,
+        stdio: "ignore",
+      });
+      expect(built.status).toBe(0);
+      // deploy/Dockerfile's runtime stage: these and nothing else of the checkout.
+      const image = await mkdtemp(join(tmpdir(), "audit-image-"));
+      try {
+        await cp(join(ROOT, "dist"), join(image, "dist"), { recursive: true });
+        await cp(join(ROOT, "package.json"), join(image, "package.json"));
+        await cp(join(ROOT, "viewer/dist"), join(image, "viewer/dist"), { recursive: true });
+        await symlink(join(ROOT, "node_modules"), join(image, "node_modules"), "dir");
+        const service = await spawnService(
+          {},
+          { command: [process.execPath, join(image, "dist/src/main.js")] },
+        );
+        running.push(service);
+        const response = await fetch(`http://127.0.0.1:${service.port}/openapi.json`);
+        expect(response.status).toBe(200);
+        const document = (await response.json()) as { openapi: string; paths: object };
+        expect(document.openapi).toMatch(/^3\.1\./);
+        expect(Object.keys(document.paths)).toContain("/api/ingest/event");
+        service.child.kill("SIGTERM");
+        expect((await service.exited).code).toBe(0);
+      } finally {
+        await rm(image, { recursive: true, force: true });
+      }
     },
     START_TIMEOUT_MS,
   );
