@@ -498,6 +498,9 @@ function messageRef(message: DescMessage, mode: "input" | "output", ref: Ref): J
     case "google.protobuf.Value":
       // Any JSON value, null included: no `type`.
       return {};
+    case "google.protobuf.ListValue":
+      // A JSON array of any values (a 422 detail's `path`: keys and indexes).
+      return { type: "array", items: {} };
     default:
       return ref(message, mode);
   }

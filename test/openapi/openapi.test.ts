@@ -15,6 +15,7 @@ import { CSV_HEADER } from "../../src/transport/event-rendering.js";
 import { EXPORT_PATH, STREAM_PATH } from "../../src/transport/rest-streams.js";
 import { bearer, issueToken, listEvents, tokenFor } from "../events/events-client.js";
 import { exportUrl, ndjson, openSse, type SseEvent } from "../events/log-streams-client.js";
+import { postBatch } from "../ingest/bulk.support.js";
 import {
   type ProvisionedKey,
   postEvent,
@@ -213,6 +214,32 @@ describe("the OpenAPI document", () => {
       expect(contract.check(...CREATE, { ...limited, headers: stripped })).toEqual([
         "header Retry-After is missing",
       ]);
+    });
+  });
+
+  describe("Create Events (batch) responses conform", () => {
+    const BATCH = ["POST", "/api/ingest/events"] as const;
+    it("201 all stored, 207 some stored with the others' details, 422 none valid", async () => {
+      const key = await server.provision();
+      const invalid = validEvent({ actorType: "robot", changes: [{ op: 1 }] });
+      expectConforms(
+        BATCH,
+        await postBatch(server, { events: [validEvent()] }, bearer(key.secret)),
+        201,
+      );
+      const partial = await postBatch(
+        server,
+        { events: [validEvent(), invalid] },
+        bearer(key.secret),
+      );
+      expectConforms(BATCH, partial, 207);
+      // The details' paths as REST writes them: arrays of keys and indexes.
+      expect(JSON.stringify(partial.body)).toContain('"path":[1,"actorType"]');
+      expectConforms(
+        BATCH,
+        await postBatch(server, { events: [invalid] }, bearer(key.secret)),
+        422,
+      );
     });
   });
 
