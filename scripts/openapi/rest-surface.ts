@@ -222,24 +222,54 @@ const ingest503: ErrorCase = {
 
 /**
  * 503 of a read that holds every event acknowledged before it (read-your-writes): the
- * database, or the integrator too far behind (with Retry-After); `also`, a follow's
- * refusal during shutdown.
+ * database, or the integrator too far behind (with Retry-After); `limited`, also too
+ * many reads in progress (READ_MAX_IN_FLIGHT: the list, not the streams); `also`, a
+ * follow's refusal during shutdown.
  */
-function reads503(also: { message: string; description: string } | undefined): ErrorCase {
+function reads503(
+  also: { message: string; description: string } | undefined,
+  limited = false,
+): ErrorCase {
+  const overload = limited ? [Messages.overloaded] : [];
   return {
     status: 503,
-    description: `The database cannot be reached, or recent events are still being indexed (with Retry-After: try again then)${also ? `; ${also.description}` : ""}.`,
-    messages: [Messages.unavailable, Messages.integrationBehind, ...(also ? [also.message] : [])],
+    description: `The database cannot be reached${limited ? ", too many requests are in progress," : ""} or recent events are still being indexed (with Retry-After: try again then)${also ? `; ${also.description}` : ""}.`,
+    messages: [
+      Messages.unavailable,
+      ...overload,
+      Messages.integrationBehind,
+      ...(also ? [also.message] : []),
+    ],
     exact: true,
     headers: {
       "Retry-After": {
-        description: "Whole seconds to wait before trying again (with the indexing refusal).",
+        description: "Whole seconds to wait before trying again (with a refusal that says so).",
         required: false,
         schema: { type: "string", pattern: "^[1-9][0-9]*$" },
       },
     },
   };
 }
+
+/**
+ * 503 of a read limited by READ_MAX_IN_FLIGHT that holds no read-your-writes wait (the
+ * log's checkpoints and proofs, frontend tokens): the database, or too many reads in
+ * progress (with Retry-After).
+ */
+const limitedRead503: ErrorCase = {
+  status: 503,
+  description:
+    "The database cannot be reached, or too many requests are in progress (with Retry-After: try again then).",
+  messages: [Messages.unavailable, Messages.overloaded],
+  exact: true,
+  headers: {
+    "Retry-After": {
+      description: "Whole seconds to wait before trying again (with the overload refusal).",
+      required: false,
+      schema: { type: "string", pattern: "^[1-9][0-9]*$" },
+    },
+  },
+};
 
 /** The surface of each annotated method, by `Service.Method`. */
 export const REST_SURFACE: Readonly<Record<string, MethodSurface>> = {
@@ -458,7 +488,7 @@ export const REST_SURFACE: Readonly<Record<string, MethodSurface>> = {
         exact: true,
       },
       common.internal,
-      reads503(undefined),
+      reads503(undefined, true),
     ],
   },
   "audit.v1.TokenService.CreateFrontendToken": {
@@ -489,7 +519,7 @@ export const REST_SURFACE: Readonly<Record<string, MethodSurface>> = {
       },
       common.tooLarge,
       common.internal,
-      common.unavailable,
+      limitedRead503,
     ],
   },
   ...logSurfaces(),
@@ -498,7 +528,7 @@ export const REST_SURFACE: Readonly<Record<string, MethodSurface>> = {
 
 /** The verifiable log's reads (docs/verifiable-log.md): the same credentials as ListEvents. */
 function logSurfaces(): Record<string, MethodSurface> {
-  const tail = [reader401, reader403, common.internal, common.unavailable];
+  const tail = [reader401, reader403, common.internal, limitedRead503];
   const noCheckpoint: ErrorCase = {
     status: 404,
     description: "No checkpoint has been published yet (the log has no event).",

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Plan } from "../../gen/audit/v1/admin_pb.js";
 import { http as httpRule } from "../../gen/google/api/annotations_pb.js";
 import { SERVICES } from "../../src/app.js";
+import { Messages } from "../../src/errors.js";
 import { utcMonth } from "../../src/limits/monthly-quota.js";
 import { CSV_HEADER } from "../../src/transport/event-rendering.js";
 import { EXPORT_PATH, STREAM_PATH } from "../../src/transport/rest-streams.js";
@@ -480,6 +481,26 @@ describe("the OpenAPI document", () => {
       ).toHaveLength(1);
       expect(contract.checkSchema("LoggedEvent", { eventId: "x" })).toHaveLength(1);
     });
+  });
+
+  it("declares the admission control's 503 on every read it limits (READ_MAX_IN_FLIGHT), with Retry-After", () => {
+    // The service's side is test/reliability/overload.test.ts; this is the document's.
+    const headers = new Headers({
+      "content-type": "application/json",
+      "x-request-id": "r",
+      "retry-after": "1",
+    });
+    const overloaded = { status: 503, headers, body: { error: Messages.overloaded } };
+    for (const route of [
+      LIST,
+      TOKENS,
+      ["GET", "/api/log/checkpoint"],
+      ["GET", "/api/log/key"],
+      ["GET", "/api/log/proof/inclusion"],
+      ["GET", "/api/log/proof/consistency"],
+    ] as const) {
+      expect(contract.check(route[0], route[1], overloaded), route.join(" ")).toEqual([]);
+    }
   });
 
   it("a body that breaks the document is reported (the checks can fail)", () => {
