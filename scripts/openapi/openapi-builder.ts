@@ -91,7 +91,26 @@ export function buildOpenApi(files: readonly DescFile[], options: OpenApiOptions
       allOf: [ref(events.message, "output")],
       required: ["logIndex"],
     };
-    return { $ref: "#/components/schemas/LoggedEvent" };
+    // What the streams send at the position of an erased or expired event (docs/lifecycle.md).
+    schemas.ErasedEvent ??= {
+      type: "object",
+      description:
+        "The tombstone of an erased or expired event, at its position in the log: its content is gone, its leaf stays in the verifiable log.",
+      required: ["eventId", "logIndex", "receivedAt", "erasedAt"],
+      additionalProperties: false,
+      properties: {
+        eventId: { type: "string", format: "uuid" },
+        logIndex: { type: "integer", minimum: 0 },
+        receivedAt: { type: "string", format: "date-time" },
+        erasedAt: { type: "string", format: "date-time" },
+      },
+    };
+    return {
+      oneOf: [
+        { $ref: "#/components/schemas/LoggedEvent" },
+        { $ref: "#/components/schemas/ErasedEvent" },
+      ],
+    };
   };
 
   // Response fields the edge writes even when the message leaves them unset.

@@ -7,7 +7,7 @@
 import { getOption, hasOption } from "@bufbuild/protobuf";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Plan } from "../../gen/audit/v1/admin_pb.js";
+import { Environment, Plan } from "../../gen/audit/v1/admin_pb.js";
 import { http as httpRule } from "../../gen/google/api/annotations_pb.js";
 import { SERVICES } from "../../src/app.js";
 import { Messages } from "../../src/errors.js";
@@ -381,6 +381,26 @@ describe("the OpenAPI document", () => {
       expectConforms(EXPORT, { ...response, body: lines }, 200);
       expect(lines.map((line) => line.logIndex)).toEqual([0, 1]);
       expect(response.headers.get("content-disposition")).toMatch(/\.ndjson"$/);
+    });
+
+    it("200 NDJSON with the tombstone of an erased event at its position", async () => {
+      const erasedKey = await server.provision();
+      const first = await create(erasedKey, validEvent({ entityId: "to-erase" }));
+      await create(erasedKey, validEvent({ entityId: "kept" }));
+      await server.admin.eraseEvents({
+        projectId: erasedKey.projectId,
+        environment: Environment.TEST,
+        eventIds: [String(first.body.eventId)],
+      });
+      const response = await get(exportUrl(server, {}), bearer(erasedKey.secret));
+      const lines = ndjson(response.text);
+      expectConforms(EXPORT, { ...response, body: lines }, 200);
+      expect(Object.keys(lines[0] ?? {}).sort()).toEqual([
+        "erasedAt",
+        "eventId",
+        "logIndex",
+        "receivedAt",
+      ]);
     });
 
     it("200 CSV, with a frontend token, from a range", async () => {
