@@ -499,6 +499,8 @@ function fieldSchema(field: DescField, mode: "input" | "output", ref: Ref): Json
     return withText({
       type: "array",
       items,
+      // A required list is one with an element (proto3 cannot tell empty from absent).
+      ...(rules?.required ? { minItems: 1 } : {}),
       ...(rules && rules.maxItems > 0 ? { maxItems: rules.maxItems } : {}),
     });
   }
