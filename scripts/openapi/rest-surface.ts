@@ -703,6 +703,9 @@ function streamSurfaces(): Record<string, MethodSurface> {
             "A parameter or Last-Event-ID is wrong (the message names it), or plain HTTP in production. Sent before the stream opens, as JSON.",
           messages: [
             "Last-Event-ID must be the logIndex of an event (a non-negative integer)",
+            "Last-Event-ID 12 is beyond the end of the log, which holds 10 events",
+            "toIndex is a parameter of an export, not of a follow stream",
+            "format is a parameter of an export, not of a follow stream",
             ...STREAM_400,
             HTTPS_400,
           ],

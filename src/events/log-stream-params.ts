@@ -46,6 +46,12 @@ export function parseExportParams(json: unknown): ExportParams {
 /** Checks the JSON form of a FollowEventsRequest. */
 export function parseFollowParams(json: unknown): FollowParams {
   const input = record(json, "Follow Events");
+  // An export's parameters, refused rather than ignored: a follow has no end and one form.
+  for (const name of ["toIndex", "format"]) {
+    if (input[name] !== undefined && input[name] !== null) {
+      throw bad(`${name} is a parameter of an export, not of a follow stream`);
+    }
+  }
   return { ...filters(input), fromIndex: logIndex(input, "fromIndex") ?? 0n };
 }
 

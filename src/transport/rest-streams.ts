@@ -150,7 +150,7 @@ export function createRestStreams(
       const call: OperationCall = {
         facts: x.facts,
         header: (name) => headerValue(x.req, name),
-        readJson: () => queryJson(new URLSearchParams(x.query)),
+        readJson: () => queryJson(new URLSearchParams(x.query), x.path === EXPORT_PATH),
       };
       serve(x, call, abort.signal).catch((error: unknown) => {
         if (abort.signal.aborted && x.res.headersSent) return;
@@ -162,10 +162,15 @@ export function createRestStreams(
 }
 
 /** Query parameters as the request's JSON form (the first of a repeated name). */
-function queryJson(query: URLSearchParams): Record<string, string> {
+/**
+ * The request's parameters from its query string (the first of a repeated one); an
+ * export's `format` is the transport's (the operation never sees it), a follow's is
+ * passed on for the operation to refuse.
+ */
+function queryJson(query: URLSearchParams, isExport: boolean): Record<string, string> {
   const json: Record<string, string> = {};
   for (const [name, value] of query) {
-    if (name !== "format" && !(name in json)) json[name] = value;
+    if (!(isExport && name === "format") && !(name in json)) json[name] = value;
   }
   return json;
 }

@@ -216,6 +216,9 @@ describe("follow", () => {
         `fromIndex ${size + 1} is beyond the end of the log, which holds ${size} events`,
       ],
       [{}, { fromIndex: "x" }, 400, "fromIndex must be a log index (a non-negative integer)"],
+      // An export's parameters are refused, not ignored (a follow has no end, one form).
+      [{}, { toIndex: 5 }, 400, "toIndex is a parameter of an export, not of a follow stream"],
+      [{}, { format: "csv" }, 400, "format is a parameter of an export, not of a follow stream"],
     ];
     for (const [headers, params, status, error] of cases) {
       const stream = await openSse(streamUrl(params), { ...bearer(secret), ...headers });
