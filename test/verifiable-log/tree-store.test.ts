@@ -255,11 +255,12 @@ describe("the read side's tile cache", () => {
 });
 
 describe("the checkpoint publisher", () => {
-  it("signs each grown tree once, with a checkpoint the log's verifier key opens", async () => {
+  /** A publisher signing with the key of `seedByte` (its 32 bytes all that value). */
+  const publisherWith = (seedByte: number) => {
     const signing = createLogSigning({
       crypto,
       issuer: "audit.test",
-      seed: new Uint8Array(32).fill(3),
+      seed: new Uint8Array(32).fill(seedByte),
     });
     const publisher = createCheckpointPublisher({
       db,
@@ -268,6 +269,11 @@ describe("the checkpoint publisher", () => {
       logger: pino({ level: "silent" }),
       intervalMs: 1000,
     });
+    return { signing, publisher };
+  };
+
+  it("signs each grown tree once, with a checkpoint the log's verifier key opens", async () => {
+    const { signing, publisher } = publisherWith(3);
     const log = { projectId: randomUUID(), environment: "live" };
     await db.transaction((tx) => appendLeaves(crypto, tx, log, 0, [leaf(0), leaf(1), leaf(2)]));
     expect(await publisher.publishNow()).toBeGreaterThanOrEqual(1);
@@ -292,18 +298,7 @@ describe("the checkpoint publisher", () => {
 
     // A rotated key: the latest checkpoint (10, not 4 or 3, whose texts sort after "10")
     // gains the new key's signature and keeps the old one; the earlier ones stay as signed.
-    const rotated = createLogSigning({
-      crypto,
-      issuer: "audit.test",
-      seed: new Uint8Array(32).fill(4),
-    });
-    const after = createCheckpointPublisher({
-      db,
-      crypto,
-      signing: rotated,
-      logger: pino({ level: "silent" }),
-      intervalMs: 1000,
-    });
+    const { signing: rotated, publisher: after } = publisherWith(4);
     const before = await readCheckpoint(db, log);
     expect(await after.cosignLatest()).toBeGreaterThanOrEqual(1);
     const cosigned = await readCheckpoint(db, log);
