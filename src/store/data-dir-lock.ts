@@ -6,35 +6,46 @@
  * shutdown record under the running one's feet) or on another port (two services, each
  * acknowledging events the other could not see, one's lost on the next start).
  *
- * The lock is a file created exclusively, holding its owner's pid and, on Linux, the
- * owner's start time (/proc/<pid>/stat), so that a pid reused by another process since
- * is not taken for the owner. A lock whose owner is gone (killed: nothing removed the
- * file) is taken over; one whose owner runs refuses the start.
+ * The lock is a file that names its owner: pid, start time (/proc/<pid>/stat, Linux),
+ * host name and boot id. It is written whole under a temporary name and linked into
+ * place, so it never exists half written. A lock is stale, and taken over, when its
+ * owner is gone: the machine booted since, or the pid runs no process, or another process
+ * (a pid reused since, or this pid's earlier life in a restarted container) started at
+ * another time. A lock of another host name (another container on a shared volume) cannot
+ * be checked from here and is held: the message says to remove it when nothing runs there.
  *
- * Limit: two processes starting at the same instant over a stale lock could both take
- * it over (each removes it, then creates its own); the second check below narrows that to
- * the time between one's creation and the other's removal.
+ * A stale lock is moved aside before it is removed, and put back if what was moved turns
+ * out to be another process's fresh lock, so two starts over one stale lock cannot both
+ * take it.
  */
-import { open, readFile, rm } from "node:fs/promises";
+import { randomUUID } from "node:crypto";
+import { link, open, readFile, rename, rm } from "node:fs/promises";
+import { hostname } from "node:os";
 
-/** The directory is another running process's. */
+/** The directory is another running process's (or, `host` set, maybe another host's). */
 export class DataDirInUseError extends Error {
   constructor(
     readonly lockFile: string,
     readonly ownerPid: number,
+    readonly ownerHost?: string,
   ) {
     super(
-      `the embedded database is in use by another process (pid ${ownerPid}; lock ${lockFile}): ` +
-        "one service process per DATA_DIR",
+      ownerHost === undefined
+        ? `the embedded database is in use by another process (pid ${ownerPid}; lock ${lockFile}): one service process per DATA_DIR`
+        : `the embedded database is locked by process ${ownerPid} of host ${ownerHost} (lock ${lockFile}): one service process per DATA_DIR; if nothing of that host uses it any more (a container that was replaced), remove the lock`,
     );
     this.name = "DataDirInUseError";
   }
 }
 
+/** Who holds a lock. */
 interface LockOwner {
   pid: number;
   /** Clock ticks since boot when the process started (Linux); undefined elsewhere. */
-  startTicks: number | undefined;
+  startTicks?: number;
+  host?: string;
+  /** The kernel's id of this boot (Linux); undefined elsewhere. */
+  bootId?: string;
 }
 
 /** A process's start time in clock ticks since boot, from /proc; undefined without it. */
@@ -51,6 +62,21 @@ async function startTicksOf(pid: number): Promise<number | undefined> {
   }
 }
 
+async function bootId(): Promise<string | undefined> {
+  const id = await readFile("/proc/sys/kernel/random/boot_id", "utf8").catch(() => "");
+  return id.trim() || undefined;
+}
+
+/** This process as a lock names it. */
+async function thisProcess(): Promise<LockOwner> {
+  const me: LockOwner = { pid: process.pid, host: hostname() };
+  const ticks = await startTicksOf(process.pid);
+  if (ticks !== undefined) me.startTicks = ticks;
+  const boot = await bootId();
+  if (boot !== undefined) me.bootId = boot;
+  return me;
+}
+
 function isRunning(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -61,10 +87,18 @@ function isRunning(pid: number): boolean {
   }
 }
 
-/** Whether the process that wrote `owner` still runs (and is not this one). */
-async function ownerRuns(owner: LockOwner): Promise<boolean> {
-  // A restarted container often gets its old pid again: its own old lock is stale.
-  if (owner.pid === process.pid || !isRunning(owner.pid)) return false;
+/** Whether the process that wrote `owner` may still run (see the module comment). */
+async function ownerRuns(owner: LockOwner, me: LockOwner): Promise<boolean> {
+  if (owner.bootId !== undefined && me.bootId !== undefined && owner.bootId !== me.bootId) {
+    return false;
+  }
+  if (owner.host !== undefined && owner.host !== me.host) return true;
+  // This pid: this very process (a second open), or its earlier life (a restarted
+  // container gets its pid again); their start times tell them apart.
+  if (owner.pid === me.pid) {
+    return owner.startTicks === undefined || owner.startTicks === me.startTicks;
+  }
+  if (!isRunning(owner.pid)) return false;
   if (owner.startTicks === undefined) return true;
   const ticks = await startTicksOf(owner.pid);
   return ticks === undefined || ticks === owner.startTicks;
@@ -72,55 +106,76 @@ async function ownerRuns(owner: LockOwner): Promise<boolean> {
 
 function parseOwner(text: string): LockOwner | undefined {
   try {
-    const parsed = JSON.parse(text) as { pid?: unknown; startTicks?: unknown };
+    const parsed = JSON.parse(text) as Record<string, unknown>;
     if (typeof parsed.pid !== "number" || !Number.isSafeInteger(parsed.pid)) return undefined;
-    return {
-      pid: parsed.pid,
-      startTicks: typeof parsed.startTicks === "number" ? parsed.startTicks : undefined,
-    };
+    const owner: LockOwner = { pid: parsed.pid };
+    if (typeof parsed.startTicks === "number") owner.startTicks = parsed.startTicks;
+    if (typeof parsed.host === "string") owner.host = parsed.host;
+    if (typeof parsed.bootId === "string") owner.bootId = parsed.bootId;
+    return owner;
   } catch {
     return undefined;
   }
 }
 
+const readLock = (file: string) => readFile(file, "utf8").catch(() => "");
+
+/** Writes `text` to a new file and flushes it to disk. */
+async function writeDurably(file: string, text: string): Promise<void> {
+  const handle = await open(file, "wx", 0o600);
+  try {
+    await handle.writeFile(text);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
 /**
  * Takes the lock `lockFile` for this process; resolves with its release. Throws
- * DataDirInUseError when a running process holds it, and the file system's error when
- * the file cannot be written.
+ * DataDirInUseError when a process that may run holds it, and the file system's error
+ * when the lock cannot be written.
  */
 export async function lockDataDir(lockFile: string): Promise<() => Promise<void>> {
-  const me: LockOwner = { pid: process.pid, startTicks: await startTicksOf(process.pid) };
+  const me = await thisProcess();
   const mine = JSON.stringify(me);
-  for (let attempt = 0; attempt < 3; attempt++) {
-    try {
-      const file = await open(lockFile, "wx", 0o600);
+  const draft = `${lockFile}.${randomUUID()}`;
+  await writeDurably(draft, mine);
+  try {
+    for (let attempt = 0; attempt < 5; attempt++) {
       try {
-        await file.writeFile(mine);
-      } finally {
-        await file.close();
+        await link(draft, lockFile);
+        return async () => {
+          if ((await readLock(lockFile)) === mine) await rm(lockFile, { force: true });
+        };
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
       }
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-      const owner = parseOwner(await readFile(lockFile, "utf8").catch(() => ""));
-      // Empty, half written or gone: another process is creating or removing it now.
-      if (owner === undefined && attempt < 2) {
-        await new Promise((resolve) => setTimeout(resolve, 100));
-        continue;
+      const text = await readLock(lockFile);
+      // Unreadable or not a lock (damaged: it is only ever linked whole): stale.
+      const owner = parseOwner(text);
+      if (owner !== undefined && (await ownerRuns(owner, me))) {
+        throw new DataDirInUseError(
+          lockFile,
+          owner.pid,
+          owner.host !== undefined && owner.host !== me.host ? owner.host : undefined,
+        );
       }
-      if (owner !== undefined && (await ownerRuns(owner))) {
-        throw new DataDirInUseError(lockFile, owner.pid);
+      // Aside, then checked: another start may have replaced the stale lock meanwhile.
+      const aside = `${lockFile}.stale-${randomUUID()}`;
+      try {
+        await rename(lockFile, aside);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === "ENOENT") continue;
+        throw error;
       }
-      await rm(lockFile, { force: true });
-      continue;
+      if ((await readLock(aside)) !== text) {
+        await link(aside, lockFile).catch(() => undefined);
+      }
+      await rm(aside, { force: true });
     }
-    // Another process that judged the old lock stale at the same time may have removed
-    // this one and written its own: then it is that process's.
-    const held = parseOwner(await readFile(lockFile, "utf8").catch(() => ""));
-    if (held?.pid !== me.pid) throw new DataDirInUseError(lockFile, held?.pid ?? -1);
-    return async () => {
-      const current = await readFile(lockFile, "utf8").catch(() => "");
-      if (current === mine) await rm(lockFile, { force: true });
-    };
+    throw new DataDirInUseError(lockFile, -1);
+  } finally {
+    await rm(draft, { force: true });
   }
-  throw new DataDirInUseError(lockFile, -1);
 }
