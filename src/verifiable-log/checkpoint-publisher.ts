@@ -16,7 +16,7 @@
 import type { Logger } from "pino";
 import { createPeriodicTask } from "../periodic-task.js";
 import type { Db } from "../store/db.js";
-import { signCheckpoint } from "../tlog/checkpoint.js";
+import { formatCheckpoint, signCheckpoint } from "../tlog/checkpoint.js";
 import type { LogCrypto } from "../tlog/crypto.js";
 import { cosignNote } from "../tlog/note.js";
 import { treeHash } from "../tlog/tree.js";
@@ -76,10 +76,20 @@ export function createCheckpointPublisher(
     let signed = 0;
     for (const latest of await latestCheckpoints(db)) {
       const origin = signing.origin(latest.projectId, latest.environment);
+      // Only the stored checkpoint's own text is signed: what cosignNote signs (the note
+      // before its last blank line) must be the text rebuilt from its log, size and root
+      // (not so after LOG_ISSUER changed, say: it names another origin, and stays as it is).
+      const text = formatCheckpoint({ origin, size: latest.size, rootHash: latest.root });
+      if (latest.note.slice(0, latest.note.lastIndexOf("\n\n") + 1) !== text) {
+        logger.warn(
+          { projectId: latest.projectId, environment: latest.environment, size: latest.size },
+          "checkpoint publisher: the latest checkpoint is not this log's text; not signed again",
+        );
+        continue;
+      }
       const note = await cosignNote(crypto, latest.note, await signing.signer(origin));
       if (note === latest.note) continue;
-      await cosignCheckpoint(db, latest, { was: latest.note, now: note });
-      signed++;
+      if (await cosignCheckpoint(db, latest, { was: latest.note, now: note })) signed++;
     }
     if (signed > 0) {
       logger.info({ checkpoints: signed }, "latest checkpoints signed with the current log key");

@@ -397,45 +397,50 @@ export async function insertCheckpoint(
   );
 }
 
-/** Every log's latest checkpoint: its size and note. */
+/** Every log's latest checkpoint: its size, root and note (one indexed read per log). */
 export async function latestCheckpoints(
   db: Queryable,
-): Promise<(LogAddress & { size: number; note: string })[]> {
+): Promise<(LogAddress & { size: number; root: Hash; note: string })[]> {
   const rows = await db.query<{
     project_id: string;
     environment: string;
     size: string;
+    root: Uint8Array;
     note: string;
   }>(
-    `select distinct on (project_id, environment)
-            project_id, environment, size::text as size, note
-       from log_checkpoints
-      -- The column, not the text alias of the same name ("9" is not above "12").
-      order by project_id, environment, log_checkpoints.size desc`,
+    `select t.project_id, t.environment, c.size::text as size, c.root, c.note
+       from log_trees t
+       cross join lateral (
+         select size, root, note from log_checkpoints c
+          where c.project_id = t.project_id and c.environment = t.environment
+          order by c.size desc limit 1) c`,
   );
   return rows.map((row) => ({
     projectId: row.project_id,
     environment: row.environment,
     size: Number(row.size),
+    root: new Uint8Array(row.root),
     note: row.note,
   }));
 }
 
 /**
  * Replaces a published checkpoint's note by the same checkpoint with one more signature
- * (checkpoint-publisher.ts, after a key rotation); nothing when the note changed since
- * it was read (another instance did it first).
+ * (checkpoint-publisher.ts, after a key rotation). False when the note changed since it
+ * was read (another instance signed it first): nothing is written then.
  */
 export async function cosignCheckpoint(
   db: Queryable,
   log: LogAddress & { size: number },
   note: { was: string; now: string },
-): Promise<void> {
-  await db.query(
+): Promise<boolean> {
+  const rows = await db.query(
     `update log_checkpoints set note = $5
-      where project_id = $1 and environment = $2 and size = $3 and note = $4`,
+      where project_id = $1 and environment = $2 and size = $3 and note = $4
+      returning 1`,
     [log.projectId, log.environment, log.size, note.was, note.now],
   );
+  return rows.length > 0;
 }
 
 interface CheckpointRow {

@@ -312,6 +312,17 @@ describe("the checkpoint publisher", () => {
     expect(signatureLines((await readCheckpoint(db, log, 4))?.note)).toHaveLength(1);
     expect(signatureLines(cosigned?.note)).toHaveLength(2);
     expect(await after.cosignLatest()).toBe(0);
+
+    // A stored note that is not this log's checkpoint text (another origin: a changed
+    // LOG_ISSUER, or a tampered row) is not signed again.
+    const foreign = (cosigned?.note ?? "").replace("audit.test/", "elsewhere.test/");
+    await db.query(
+      "update log_checkpoints set note = $3 where project_id = $1 and environment = $2 and size = 10",
+      [log.projectId, log.environment, foreign],
+    );
+    const { publisher: third } = publisherWith(5);
+    await third.cosignLatest();
+    expect((await readCheckpoint(db, log))?.note).toBe(foreign);
     await publisher.stop();
   });
 });
