@@ -262,13 +262,24 @@ export async function checkEventInclusion(
 }
 
 /**
- * The verifier keys in `keys`, separated by white space (a key has none). Throws
- * TlogError "malformed" for a key that is not one, or when there is none.
+ * The verifier keys in `keys`, separated by white space (a key has none): one log's, before
+ * and after rotations. Throws TlogError "malformed" for a key that is not one, for none,
+ * and for keys of different logs.
  */
 export async function parseVerifierKeys(crypto: LogCrypto, keys: string): Promise<NoteVerifier[]> {
   const encoded = keys.split(/\s+/).filter((key) => key !== "");
   if (encoded.length === 0) throw new TlogError("malformed", "no verifier key given");
-  return Promise.all(encoded.map((key) => parseVerifierKey(crypto, key)));
+  const verifiers = await Promise.all(encoded.map((key) => parseVerifierKey(crypto, key)));
+  // One log's keys (a rotation keeps the name): keys of several logs would let any of
+  // their checkpoints pass for the log audited.
+  const names = new Set(verifiers.map((verifier) => verifier.name));
+  if (names.size > 1) {
+    throw new TlogError(
+      "malformed",
+      `the verifier keys name different logs: ${[...names].join(", ")}`,
+    );
+  }
+  return verifiers;
 }
 
 /** The keys that signed a checkpoint, as `<name>+<key id>`. */

@@ -341,6 +341,15 @@ describe("verifyLog names what was tampered with", () => {
     expect(newOnly.failures).toEqual([
       { subject: "earlier checkpoint", problem: "note has no verifiable signatures" },
     ]);
+    // Keys of two logs together: refused, whatever the checkpoint.
+    const otherLog = await verifierKey(crypto, `${ORIGIN}-live`, rotated.publicKey);
+    const mixed = await verify({ verifierKey: `${vkey} ${otherLog}`, checkpoint: after, events });
+    expect(mixed.failures).toEqual([
+      {
+        subject: "verifier key",
+        problem: `the verifier keys name different logs: ${ORIGIN}, ${ORIGIN}-live`,
+      },
+    ]);
   });
 
   it("an earlier checkpoint of another log or larger than the checkpoint", async () => {
