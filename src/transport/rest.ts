@@ -126,13 +126,15 @@ export async function serveRest(
   if (typeof json === "object" && json !== null && !Array.isArray(json)) {
     const defaults = rendering?.defaults;
     if (defaults !== undefined) {
-      // In the message's field order, as proto JSON writes the members it has.
+      // In the message's field order, as proto JSON writes the members it has; a member
+      // that is not a field (none today) keeps its place after them.
       const filled: Record<string, unknown> = {};
       for (const field of route.method.output.fields) {
         const name = field.jsonName;
-        const value = json[name] ?? defaults[name];
+        const value = name in json ? json[name] : defaults[name];
         if (value !== undefined) filled[name] = value;
       }
+      for (const [name, value] of Object.entries(json)) if (!(name in filled)) filled[name] = value;
       for (const key of Object.keys(json)) delete json[key];
       Object.assign(json, filled);
     }

@@ -81,7 +81,7 @@ export interface ListenOptions {
   http2IdleTimeoutMs?: number;
   /** MAX_STREAMS_PER_CONNECTION by default. */
   maxStreamsPerConnection?: number;
-  /** connectionCap() by default. */
+  /** connectionCap(openFilesLimit()) by default. */
   maxConnections?: number;
   /** LISTEN_BACKLOG by default. */
   backlog?: number;
@@ -121,7 +121,7 @@ export function openFilesLimit(limits?: string): number | undefined {
  * the limit, idle connections exhausted the descriptors and every request, health
  * checks included, got an empty reply).
  */
-export function connectionCap(filesLimit = openFilesLimit()): number {
+export function connectionCap(filesLimit: number | undefined): number {
   if (filesLimit === undefined) return MAX_CONNECTIONS;
   return Math.max(16, Math.min(MAX_CONNECTIONS, filesLimit - RESERVED_DESCRIPTORS));
 }
@@ -135,7 +135,7 @@ export async function listen(handler: Handler, options: ListenOptions): Promise<
   });
   const servers = createServers(requests.serve, options);
   const sessions = trackSessions(servers.h2, requests.isClosing);
-  servers.outer.maxConnections = options.maxConnections ?? connectionCap();
+  servers.outer.maxConnections = options.maxConnections ?? connectionCap(openFilesLimit());
   // Nothing moving on a session at all (not even a stalled response) for this long.
   servers.h2.setTimeout(requestTimeoutMs);
   const idleMs = options.http2IdleTimeoutMs ?? HTTP2_IDLE_TIMEOUT_MS;
