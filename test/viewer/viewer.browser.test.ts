@@ -7,6 +7,8 @@
  */
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { createNodeLogCrypto } from "../../src/tlog/node-crypto.js";
+import { verifierKey } from "../../src/tlog/note.js";
 import { createEvents, tokenFor } from "../events/events-client.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 import {
@@ -210,6 +212,33 @@ describe("the browser viewer", () => {
     expect(await rows().first().textContent()).toContain("✓ verified");
     await screenshot(page, "verified");
     expect(errors).toEqual([]);
+  });
+
+  it("with pinned keys, verifies with the log's key among them (a rotation), and fails with another key alone", async () => {
+    const served = await (
+      await fetch(`${server.url}/api/log/key`, { headers: { authorization: `Bearer ${secret}` } })
+    ).text();
+    const crypto = createNodeLogCrypto();
+    // The same log's name with another key: the key of before a rotation, say.
+    const retired = await verifierKey(
+      crypto,
+      served.split("+")[0] ?? "",
+      await crypto.ed25519PublicKey(new Uint8Array(32).fill(9)),
+    );
+    for (const [pinned, mark, count] of [
+      [`${retired} ${served}`, ".proof.verified", 50],
+      [retired, ".proof.failed", 50],
+    ] as const) {
+      await newPage();
+      await page.goto(`${server.url}/viewer/`);
+      await page.evaluate(
+        `(() => { const viewer = document.querySelector("audit-log-viewer"); viewer.setAttribute("verifier-key", ${JSON.stringify(pinned)}); viewer.setAttribute("verify", ""); })()`,
+      );
+      await page.getByLabel("Frontend token").fill(await mint(3600));
+      await page.getByRole("button", { name: "Show events" }).click();
+      await expectRows(ids.slice(0, 50));
+      await expect.poll(() => viewer().locator(mark).count(), { timeout: 60_000 }).toBe(count);
+    }
   });
 
   it("scrolling to the end of the list loads the next pages until the last", async () => {

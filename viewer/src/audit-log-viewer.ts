@@ -73,7 +73,10 @@ export class AuditLogViewer extends LitElement {
   declare private open: ReadonlySet<string>;
   /** Check each listed event against the signed log in this browser (WebCrypto). */
   declare verifyProofs: boolean;
-  /** The log's verifier key to trust; empty: the one the service publishes. */
+  /**
+   * The log's verifier key to trust (or its keys before and after a rotation, separated by
+   * spaces); empty: the one the service publishes.
+   */
   declare verifierKey: string;
   // What the check of each event found, by event id.
   declare private verification: ReadonlyMap<string, Verification>;

@@ -5,13 +5,17 @@
  * give the leaf whose inclusion proof leads to the checkpoint's root. The library is the
  * one `audit verify` runs (src/tlog/), so the mark means what the CLI's check means.
  *
- * The key is the one the host page pins (`verifier-key`), else the service's published key
- * (which proves consistency with what the service says, not against a key it could swap).
+ * The keys are those the host page pins (`verifier-key`: the log's key, or its keys before
+ * and after a rotation, separated by spaces), else the service's published key (which
+ * proves consistency with what the service says, not against a key it could swap).
  */
 import { openCheckpoint, type SignedCheckpoint } from "../../src/tlog/checkpoint.js";
 import { createWebLogCrypto, type LogCrypto } from "../../src/tlog/crypto.js";
-import { parseVerifierKey } from "../../src/tlog/note.js";
-import { checkEventInclusion, type InclusionProof } from "../../src/tlog/verify.js";
+import {
+  checkEventInclusion,
+  type InclusionProof,
+  parseVerifierKeys,
+} from "../../src/tlog/verify.js";
 
 /** What the check of one event found. */
 export type Verification =
@@ -29,7 +33,7 @@ export interface LogVerifierOptions {
   /** The service's URL, ending in `/`. */
   baseUrl: string;
   token: () => Promise<string>;
-  /** A pinned verifier key; empty: the service's. */
+  /** Pinned verifier keys of the log, separated by white space; empty: the service's. */
   verifierKey: string;
 }
 
@@ -50,11 +54,13 @@ export function createLogVerifier(options: LogVerifierOptions): LogVerifier {
   };
   const load = async (): Promise<SignedCheckpoint> => {
     crypto ??= createWebLogCrypto();
-    const key = options.verifierKey.trim() || (await text("api/log/key")).trim();
+    // The pinned keys (several, separated by spaces, across a key rotation), else the
+    // service's.
+    const keys = options.verifierKey.trim() || (await text("api/log/key")).trim();
     return openCheckpoint(
       crypto,
       await text("api/log/checkpoint"),
-      await parseVerifierKey(crypto, key),
+      await parseVerifierKeys(crypto, keys),
     );
   };
 
