@@ -190,32 +190,41 @@ export async function signNote(
 }
 
 /**
- * Adds a signer's signature to a signed note, after those it has (as Go's note.Sign does
- * for a note with signatures): the note unchanged when it already carries one by that
- * name and key id. Whoever verifies with another key still finds theirs, so a checkpoint
- * signed again after a key rotation verifies with the old key and with the new one. The
- * existing signatures are not checked here.
+ * Adds a signer's signature to a signed note whose text is `text`, after those it has (as
+ * Go's note.Sign does for a note with signatures): the note unchanged when it already
+ * carries one by that name and key id. Whoever verifies with another key still finds
+ * theirs, so a checkpoint signed again after a key rotation verifies with the old key and
+ * with the new one. The existing signatures are not checked here; the text is: a note
+ * whose text is not `text` throws TlogError "invalid-input" and is never signed.
  */
 export async function cosignNote(
   crypto: LogCrypto,
   note: string,
   signer: NoteSigner,
+  text: string,
 ): Promise<string> {
-  const split = note.lastIndexOf("\n\n");
-  if (split < 0 || !note.endsWith("\n")) throw new TlogError("malformed", "malformed note");
-  const text = note.slice(0, split + 1);
+  const parts = splitNote(note);
+  if (parts === undefined) throw new TlogError("malformed", "malformed note");
+  if (parts.text !== text)
+    throw new TlogError("invalid-input", "the note's text is not the one given");
   const prefix = `${SIGNATURE_PREFIX}${signer.name} `;
-  const already = note
-    .slice(split + 2)
-    .split("\n")
-    .some((line) => {
-      const raw = line.startsWith(prefix) ? fromBase64(line.slice(prefix.length)) : undefined;
-      return raw !== undefined && raw.length >= 4 && readKeyId(raw) === signer.keyId;
-    });
+  const already = parts.sigs.split("\n").some((line) => {
+    const raw = line.startsWith(prefix) ? fromBase64(line.slice(prefix.length)) : undefined;
+    return raw !== undefined && raw.length >= 4 && readKeyId(raw) === signer.keyId;
+  });
   if (already) return note;
   // signNote's note is the text, a blank line and the new signature line.
   const signed = await signNote(crypto, text, signer);
   return `${note}${signed.slice(text.length + 1)}`;
+}
+
+/** A note's text (with its final newline) and its signature lines; undefined: no note. */
+function splitNote(note: string): { text: string; sigs: string } | undefined {
+  const split = note.lastIndexOf("\n\n");
+  if (split < 0) return undefined;
+  const sigs = note.slice(split + 2);
+  if (sigs.length === 0 || !sigs.endsWith("\n")) return undefined;
+  return { text: note.slice(0, split + 1), sigs };
 }
 
 function readKeyId(raw: Uint8Array): number {
@@ -243,11 +252,10 @@ export async function openNote(
   // No ASCII control characters but newline.
   // biome-ignore lint/suspicious/noControlCharactersInRegex: that is the rule being checked
   if (/[\u0000-\u0009\u000b-\u001f]/.test(msg)) throw malformed();
-  const split = msg.lastIndexOf("\n\n");
-  if (split < 0) throw malformed();
-  const text = msg.slice(0, split + 1);
-  let sigs = msg.slice(split + 2);
-  if (sigs.length === 0 || !sigs.endsWith("\n")) throw malformed();
+  const parts = splitNote(msg);
+  if (parts === undefined) throw malformed();
+  const { text } = parts;
+  let { sigs } = parts;
 
   const verified: NoteSignature[] = [];
   const unverified: NoteSignature[] = [];

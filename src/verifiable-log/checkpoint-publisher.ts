@@ -6,8 +6,9 @@
  *
  * On start it also signs every log's latest checkpoint with the current key when that
  * checkpoint lacks its signature (the key was rotated): the note keeps its old signature
- * and gains the new one, so `GET /api/log/checkpoint` verifies with the key that
- * `GET /api/log/key` now serves, at once, and still with the key auditors pinned before.
+ * and gains the new one, so that once every instance runs the new key,
+ * `GET /api/log/checkpoint` verifies with the key `GET /api/log/key` serves, and still
+ * with the key auditors pinned before.
  *
  * Invariant: a checkpoint is signed only over a root computed from the stored tiles of a
  * committed tree size, so it covers exactly the events numbered before it; a signature
@@ -18,6 +19,7 @@ import { createPeriodicTask } from "../periodic-task.js";
 import type { Db } from "../store/db.js";
 import { formatCheckpoint, signCheckpoint } from "../tlog/checkpoint.js";
 import type { LogCrypto } from "../tlog/crypto.js";
+import { TlogError } from "../tlog/errors.js";
 import { cosignNote } from "../tlog/note.js";
 import { treeHash } from "../tlog/tree.js";
 import type { LogSigning } from "./log-signing.js";
@@ -76,18 +78,21 @@ export function createCheckpointPublisher(
     let signed = 0;
     for (const latest of await latestCheckpoints(db)) {
       const origin = signing.origin(latest.projectId, latest.environment);
-      // Only the stored checkpoint's own text is signed: what cosignNote signs (the note
-      // before its last blank line) must be the text rebuilt from its log, size and root
-      // (not so after LOG_ISSUER changed, say: it names another origin, and stays as it is).
+      // Only the stored checkpoint's own text is signed: the text rebuilt from its log, size
+      // and root must be the note's (not so after LOG_ISSUER changed, say: it names another
+      // origin, and stays as it is).
       const text = formatCheckpoint({ origin, size: latest.size, rootHash: latest.root });
-      if (latest.note.slice(0, latest.note.lastIndexOf("\n\n") + 1) !== text) {
+      let note: string;
+      try {
+        note = await cosignNote(crypto, latest.note, await signing.signer(origin), text);
+      } catch (error) {
+        if (!(error instanceof TlogError)) throw error;
         logger.warn(
           { projectId: latest.projectId, environment: latest.environment, size: latest.size },
           "checkpoint publisher: the latest checkpoint is not this log's text; not signed again",
         );
         continue;
       }
-      const note = await cosignNote(crypto, latest.note, await signing.signer(origin));
       if (note === latest.note) continue;
       if (await cosignCheckpoint(db, latest, { was: latest.note, now: note })) signed++;
     }

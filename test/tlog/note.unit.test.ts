@@ -74,13 +74,17 @@ describe.each([
       await signerKey(crypto, "PeterNeumann", new Uint8Array(32).fill(3)),
     );
     const note = `${TEXT}\n${PETER_SIG}`;
-    const cosigned = await cosignNote(crypto, note, other);
+    const cosigned = await cosignNote(crypto, note, other, TEXT);
     expect(cosigned.startsWith(note)).toBe(true);
     expect(cosigned.slice(note.length)).toBe(
       (await signNote(crypto, TEXT, other)).slice(TEXT.length + 1),
     );
-    expect(await cosignNote(crypto, cosigned, other)).toBe(cosigned);
-    expect(await cosignNote(crypto, note, peter)).toBe(note);
+    expect(await cosignNote(crypto, cosigned, other, TEXT)).toBe(cosigned);
+    expect(await cosignNote(crypto, note, peter, TEXT)).toBe(note);
+    // Never a text other than the one given.
+    await expect(cosignNote(crypto, note, other, `${TEXT}more\n`)).rejects.toMatchObject({
+      code: "invalid-input",
+    });
     const oldKey = await parseVerifierKey(crypto, PETER_VKEY);
     const newKey = await parseVerifierKey(
       crypto,
