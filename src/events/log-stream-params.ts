@@ -47,11 +47,11 @@ export function parseExportParams(json: unknown): ExportParams {
 export function parseFollowParams(json: unknown): FollowParams {
   const input = record(json, "Follow Events");
   // An export's parameters, refused rather than ignored: a follow has no end and one form.
-  for (const name of ["toIndex", "format"]) {
-    if (input[name] !== undefined && input[name] !== null) {
-      throw bad(`${name} is a parameter of an export, not of a follow stream`);
-    }
-  }
+  refuseGiven(
+    input,
+    ["toIndex", "format"],
+    (name) => `${name} is a parameter of an export, not of a follow stream`,
+  );
   return { ...filters(input), fromIndex: logIndex(input, "fromIndex") ?? 0n };
 }
 
@@ -74,13 +74,23 @@ function record(json: unknown, what: string): Record<string, unknown> {
 }
 
 function filters(input: Record<string, unknown>): LogStreamFilters {
-  for (const name of ["limit", "cursor"]) {
-    if (input[name] !== undefined && input[name] !== null) {
-      throw bad(`${name} is not a parameter of a log stream: use fromIndex to resume`);
-    }
-  }
+  refuseGiven(
+    input,
+    ["limit", "cursor"],
+    (name) => `${name} is not a parameter of a log stream: use fromIndex to resume`,
+  );
   const { limit: _limit, cursor: _cursor, ...list } = parseListParams(input);
   return list;
+}
+
+/** Throws the 400 `message(name)` for the first of `names` the request gives. */
+function refuseGiven(
+  input: Record<string, unknown>,
+  names: readonly string[],
+  message: (name: string) => string,
+): void {
+  const given = names.find((name) => input[name] !== undefined && input[name] !== null);
+  if (given !== undefined) throw bad(message(given));
 }
 
 function logIndex(input: Record<string, unknown>, name: string): bigint | undefined {

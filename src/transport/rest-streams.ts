@@ -161,7 +161,6 @@ export function createRestStreams(
   };
 }
 
-/** Query parameters as the request's JSON form (the first of a repeated name). */
 /**
  * The request's parameters from its query string (the first of a repeated one); an
  * export's `format` is the transport's (the operation never sees it), a follow's is

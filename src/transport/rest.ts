@@ -126,15 +126,14 @@ export async function serveRest(
   if (typeof json === "object" && json !== null && !Array.isArray(json)) {
     const defaults = rendering?.defaults;
     if (defaults !== undefined) {
-      // In the message's field order, as proto JSON writes the members it has; a member
-      // that is not a field (none today) keeps its place after them.
+      // In the message's field order, as proto JSON writes the members it has (restJson
+      // writes only the message's fields, so every member is one of them).
       const filled: Record<string, unknown> = {};
       for (const field of route.method.output.fields) {
         const name = field.jsonName;
         const value = name in json ? json[name] : defaults[name];
         if (value !== undefined) filled[name] = value;
       }
-      for (const [name, value] of Object.entries(json)) if (!(name in filled)) filled[name] = value;
       for (const key of Object.keys(json)) delete json[key];
       Object.assign(json, filled);
     }
