@@ -221,7 +221,14 @@ export async function createApp(
           db,
           logger,
           maxLagMs: config.INGEST_MAX_LAG_SECONDS * 1000,
+          requestWaitMs: config.INGEST_PUSHBACK_WAIT_MS,
+          // Waiting calls hold ingest slots: a quarter of them at most, the rest for others.
+          maxWaiting:
+            config.INGEST_MAX_IN_FLIGHT > 0
+              ? Math.max(1, Math.floor(config.INGEST_MAX_IN_FLIGHT / 4))
+              : 64,
           onRefused: () => metrics.overloadRefused("ingest", "index_lag"),
+          onWaited: (seconds) => metrics.pushbackWaited(seconds),
         })
       : undefined;
   const integrator = createIntegrator({

@@ -85,9 +85,11 @@ const schema = z.object({
   LOOP_DELAY_TARGET_MS: integer(0, 60_000).default(500),
   LOOP_DELAY_INTERVAL_MS: integer(1, 60_000).default(1_000),
   // Pushback (docs/write-path.md): a log whose oldest event not yet listable is older than
-  // this takes no new events (503 with Retry-After; streams wait) until the integrator
-  // catches up. 0 turns it off.
+  // this takes no new events (calls wait, then 503 with Retry-After; streams wait) until
+  // the integrator catches up. 0 turns it off.
   INGEST_MAX_LAG_SECONDS: integer(0, 3_600).default(3),
+  // How long a Create Event or batch for a log behind waits for it before that 503.
+  INGEST_PUSHBACK_WAIT_MS: integer(0, 60_000).default(2_000),
   WORKERS: integer(1, 64).default(1),
   // Follow streams (docs/export.md): a heartbeat after this long without events, and a
   // look at the log this often when no notification came.

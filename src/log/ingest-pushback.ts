@@ -23,11 +23,15 @@
  *
  * Every `sampleEveryMs`, one query reads the logs' backlogs (the database's clock; per log
  * an index range of the journal's primary key, counted up to a cap) and the sum of their
- * sizes. Create Event and a batch for a refused log are refused with 503 and `Retry-After`
- * (Unavailable over RPC) before they are parsed: nothing is stored, a retry is safe. An
- * IngestEvents stream reads its next event only once its log takes events again (flow
- * control: it holds no slot meanwhile), and is refused if the log stays behind for
- * `streamWaitMs`.
+ * sizes. Create Event and a batch for a log behind wait, before they are parsed, until
+ * their log takes events again (looked at every `RECHECK_MS`: between samples the estimate
+ * drains), for at most `requestWaitMs`: a client with a few connections is then slowed to
+ * the integrator's rate instead of failed, as flow control slows a stream. A call still
+ * behind after the wait, or beyond `maxWaiting` calls already waiting (each holds an
+ * ingest slot, and a flooding log must not take every slot from the others), is refused
+ * with 503 and `Retry-After` (Unavailable over RPC): nothing is stored, a retry is safe.
+ * An IngestEvents stream reads its next event only once its log takes events again (it
+ * holds no slot meanwhile), and is refused if the log stays behind for `streamWaitMs`.
  */
 import type { KeyPrincipal } from "../auth/authenticator.js";
 import { Messages, ServiceError } from "../errors.js";
@@ -48,6 +52,10 @@ export interface IngestPushbackOptions {
   sampleEveryMs?: number;
   /** How long a stream waits for its log before it is refused (default 10 s). */
   streamWaitMs?: number;
+  /** How long a call waits for its log before it is refused (default 2 s; 0: at once). */
+  requestWaitMs?: number;
+  /** Most calls waiting at once; beyond, a call for a log behind is refused at once (default 64). */
+  maxWaiting?: number;
   /**
    * How long after its creation the pushback goes by age alone (default 10 s): the first
    * passes after a start run cold (compiling, the worker starting) and measure a rate the
@@ -56,6 +64,8 @@ export interface IngestPushbackOptions {
   warmUpMs?: number;
   /** Called for each call refused. */
   onRefused?: () => void;
+  /** Called for each call that waited for its log and was then taken, with the wait. */
+  onWaited?: (seconds: number) => void;
   /** A monotonic clock in milliseconds (tests). */
   now?: () => number;
 }
@@ -78,6 +88,8 @@ export interface IngestPushback extends AdmissionCheck {
 
 /** Pending events counted per log at most. */
 const COUNT_CAP = 100_000;
+/** How often waiting calls and streams look at their log again between samples. */
+const RECHECK_MS = 25;
 
 const logKey = (projectId: string, environment: string) => `${projectId}\u0000${environment}`;
 
@@ -211,12 +223,16 @@ export function createIngestPushback(options: IngestPushbackOptions): IngestPush
   const now = options.now ?? (() => performance.now());
   const sampleEveryMs = options.sampleEveryMs ?? 500;
   const streamWaitMs = options.streamWaitMs ?? 10_000;
+  const requestWaitMs = options.requestWaitMs ?? 2_000;
+  const maxWaiting = options.maxWaiting ?? 64;
   const warmUntil = now() + (options.warmUpMs ?? 10_000);
   const stalledAfterMs = options.stalledAfterMs ?? Math.max(10_000, 3 * options.maxLagMs);
   let estimate = new BacklogEstimate([], options.maxLagMs, undefined, 0);
   let sampledAt = Number.NEGATIVE_INFINITY;
-  // Streams waiting for a sample that finds their log under the bound.
+  // Calls and streams waiting for their log, woken by each sample and every RECHECK_MS.
   let waiters: (() => void)[] = [];
+  let recheck: NodeJS.Timeout | undefined;
+  let waitingCalls = 0;
 
   const refusal = () => {
     options.onRefused?.();
@@ -227,7 +243,18 @@ export function createIngestPushback(options: IngestPushbackOptions): IngestPush
     const woken = waiters;
     waiters = [];
     for (const wake of woken) wake();
+    if (waiters.length === 0 && recheck !== undefined) {
+      clearInterval(recheck);
+      recheck = undefined;
+    }
   };
+
+  const nextLook = () =>
+    new Promise<void>((resolve) => {
+      waiters.push(resolve);
+      // The timer does not keep the process alive: a stop wakes every waiter anyway.
+      recheck ??= setInterval(wakeWaiters, RECHECK_MS).unref();
+    });
 
   const rate = createRateMeter(now);
   const passes = createPassMeter(now);
@@ -260,6 +287,16 @@ export function createIngestPushback(options: IngestPushbackOptions): IngestPush
     now() - sampledAt > 3 * sampleEveryMs ||
     !estimate.refuses(logKey(principal.projectId, principal.environment), now());
 
+  /** Resolves once the principal's log takes events; false after `waitMs` or a stop. */
+  const waitForLog = async (principal: KeyPrincipal, waitMs: number) => {
+    const deadline = now() + waitMs;
+    while (!accepting(principal)) {
+      if (now() >= deadline || task.stopped()) return false;
+      await nextLook();
+    }
+    return true;
+  };
+
   return {
     accepting,
     appended(principal) {
@@ -269,23 +306,19 @@ export function createIngestPushback(options: IngestPushbackOptions): IngestPush
       passes.passed(integrated, elapsedMs);
     },
     async admit(principal) {
-      if (!accepting(principal)) throw refusal();
+      if (accepting(principal)) return;
+      if (requestWaitMs === 0 || waitingCalls >= maxWaiting) throw refusal();
+      const started = now();
+      waitingCalls++;
+      try {
+        if (!(await waitForLog(principal, requestWaitMs))) throw refusal();
+      } finally {
+        waitingCalls--;
+      }
+      options.onWaited?.((now() - started) / 1000);
     },
     async whenAccepting(principal) {
-      const deadline = now() + streamWaitMs;
-      while (!accepting(principal)) {
-        if (now() >= deadline || task.stopped()) throw refusal();
-        await new Promise<void>((resolve) => {
-          // Woken by the next sample, or at the deadline.
-          const timer = setTimeout(done, Math.max(0, deadline - now()));
-          timer.unref();
-          function done() {
-            clearTimeout(timer);
-            resolve();
-          }
-          waiters.push(done);
-        });
-      }
+      if (!(await waitForLog(principal, streamWaitMs))) throw refusal();
     },
     sample,
     start() {

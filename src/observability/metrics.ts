@@ -35,6 +35,8 @@ export interface Metrics {
   readWorkerPasses(source: () => number): void;
   /** A list waited `seconds` for the integrator (read-your-writes). */
   listWaited(seconds: number): void;
+  /** A Create Event or batch waited `seconds` for its log's integrator (the pushback). */
+  pushbackWaited(seconds: number): void;
   /** Reads the logs' lag at each scrape. */
   readLogLag(source: () => Promise<LogLag>): void;
   /**
@@ -118,6 +120,12 @@ export function createMetrics(withDefaults = false): Metrics {
     name: "audit_list_wait_seconds",
     help: "Time a list waited for the integrator to pass what was acknowledged before it.",
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  });
+  const pushbackWaits = new Histogram({
+    name: "audit_ingest_pushback_wait_seconds",
+    help: "Time a Create Event or batch waited for its log's integrator to catch up before it was taken (the pushback; refusals are counted in audit_requests_overloaded_total).",
+    buckets: [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registers: [registry],
   });
   const overloaded = new Counter({
@@ -206,6 +214,9 @@ export function createMetrics(withDefaults = false): Metrics {
     },
     listWaited(seconds) {
       listWaits.observe(seconds);
+    },
+    pushbackWaited(seconds) {
+      pushbackWaits.observe(seconds);
     },
     readLogLag(source) {
       lagSource = source;

@@ -7,7 +7,8 @@
  * theirs stored; another project's log is served meanwhile; an IngestEvents stream reads
  * nothing, and acknowledges its event once the log is back under the bound. Only load
  * pushes back: once no pass has moved the log for 10 s (a stalled integrator) it takes
- * events again.
+ * events again. A call waits for its log (INGEST_PUSHBACK_WAIT_MS) before it is refused,
+ * and is taken, once, if the log catches up meanwhile.
  */
 import { create } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
@@ -40,7 +41,8 @@ describe("pushback while the integrator is behind", () => {
   let other: ProvisionedKey;
 
   beforeAll(async () => {
-    server = await startTestServer({ INGEST_MAX_LAG_SECONDS: "1" });
+    // Calls wait 300 ms for their log before the 503 (the waiting itself: below).
+    server = await startTestServer({ INGEST_MAX_LAG_SECONDS: "1", INGEST_PUSHBACK_WAIT_MS: "300" });
     stuck = await server.provision();
     other = await server.provision();
   }, 120_000);
@@ -229,4 +231,69 @@ describe("pushback while the integrator is behind", () => {
       [loaded.projectId],
     );
   }, 60_000);
+});
+
+describe("a call waits for its log before the pushback refuses it", () => {
+  let server: TestServer;
+
+  beforeAll(async () => {
+    server = await startTestServer({
+      INGEST_MAX_LAG_SECONDS: "1",
+      INGEST_PUSHBACK_WAIT_MS: "30000",
+    });
+  }, 120_000);
+  afterAll(() => server?.close());
+
+  it("holds a Create Event while its log is behind and answers 201 once the integrator passes it, storing it once", async () => {
+    const key = await server.provision();
+    expect((await postEvent(server, validEvent(), bearer(key.secret))).status).toBe(201);
+    expect(
+      (await rpcClient(EventService, server.url).listEvents({}, { headers: bearer(key.secret) }))
+        .events,
+    ).toHaveLength(1);
+    await server.app.db.query(
+      `insert into events (project_id, environment, id, occurred_at, received_at, key_version,
+                           payload)
+       values ($1, 'test', $2, now(), now() - interval '10 seconds', 1, $3)`,
+      [key.projectId, STUCK_ROW, Buffer.from([1, 2, 3])],
+    );
+    // What the pushback samples (every 500 ms) now shows the log behind; give it samples.
+    const backlog = await readBacklogs(server.app.db, 100, 60);
+    expect(backlog.backlogs.find((log) => log.projectId === key.projectId)?.pending).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+
+    let answered = false;
+    const held = postEvent(server, validEvent({ entityId: "held" }), bearer(key.secret)).then(
+      (response) => {
+        answered = true;
+        return response;
+      },
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(answered).toBe(false);
+    await server.app.db.query("delete from events where project_id = $1 and id = $2", [
+      key.projectId,
+      STUCK_ROW,
+    ]);
+    const response = await held;
+    expect(response.status).toBe(201);
+    expect(response.body.eventId).toEqual(expect.any(String));
+
+    const listed = await rpcClient(EventService, server.url).listEvents(
+      { entityId: "held" },
+      { headers: bearer(key.secret) },
+    );
+    expect(listed.events.map((event) => event.eventId)).toEqual([response.body.eventId]);
+    const waits = server.app.metrics.registry.getSingleMetric("audit_ingest_pushback_wait_seconds");
+    // A histogram's values are named (`_count`, `_sum`, `_bucket`).
+    const values = ((await waits?.get())?.values ?? []) as { metricName?: string; value: number }[];
+    const count = values.find((v) => v.metricName === "audit_ingest_pushback_wait_seconds_count");
+    const sum = values.find((v) => v.metricName === "audit_ingest_pushback_wait_seconds_sum");
+    expect(count?.value).toBe(1);
+    expect(sum?.value).toBeGreaterThanOrEqual(1.4);
+    const refusals = server.app.metrics.registry.getSingleMetric("audit_requests_overloaded_total");
+    expect(
+      (await refusals?.get())?.values.find((v) => v.labels.reason === "index_lag"),
+    ).toBeUndefined();
+  }, 90_000);
 });

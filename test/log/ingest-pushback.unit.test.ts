@@ -79,6 +79,7 @@ describe("ingest pushback", () => {
       logger,
       maxLagMs: 3_000,
       now: () => clock,
+      requestWaitMs: 0,
       onRefused: () => refused++,
     });
     await pushback.admit(principal("p1")); // nothing sampled yet
@@ -105,6 +106,101 @@ describe("ingest pushback", () => {
     lagging.length = 0;
     await pushback.sample();
     await pushback.admit(principal("p1"));
+  });
+
+  it("holds a call for a log behind until a sample finds its log caught up, and reports the wait", async () => {
+    const lagging = [{ projectId: "p1" }];
+    const { db } = fakeDb(lagging);
+    const waits: number[] = [];
+    let refused = 0;
+    const pushback = createIngestPushback({
+      db,
+      logger,
+      maxLagMs: 1_000,
+      requestWaitMs: 30_000,
+      onWaited: (seconds) => waits.push(seconds),
+      onRefused: () => refused++,
+    });
+    await pushback.sample();
+    let taken = false;
+    const waiting = pushback.admit(principal("p1")).then(() => {
+      taken = true;
+    });
+    // Looked at again every 25 ms: still behind, still waiting.
+    await new Promise((resolve) => setTimeout(resolve, 120));
+    await pushback.sample();
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(taken).toBe(false);
+    // Other logs are taken at once meanwhile.
+    await pushback.admit(principal("p2"));
+    lagging.length = 0;
+    await pushback.sample();
+    await waiting;
+    expect(taken).toBe(true);
+    expect(refused).toBe(0);
+    expect(waits).toHaveLength(1);
+    expect(waits[0]).toBeGreaterThanOrEqual(0.15);
+  });
+
+  it("takes a waiting call once the integrators' drain brings its log under the budget, without a new sample", async () => {
+    // Oldest pending event 2 s old (over half the 3 s bound) and 40,000 pending, against
+    // 10,000 events/s: a budget of 30,000.
+    const { db } = fakeDb([{ projectId: "p1", age: 2, pending: 40_000 }]);
+    let clock = 0;
+    const pushback = createIngestPushback({
+      db,
+      logger,
+      maxLagMs: 3_000,
+      now: () => clock,
+      warmUpMs: 0,
+      requestWaitMs: 5_000,
+    });
+    pushback.passed(10_000, 1_000);
+    await pushback.sample();
+    let taken = false;
+    const waiting = pushback.admit(principal("p1")).then(() => {
+      taken = true;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(taken).toBe(false);
+    // 1.1 s later 11,000 are drained: 29,000 pending, under the budget (and the sample is
+    // still fresh: under three intervals old).
+    clock = 1_100;
+    await waiting;
+    expect(taken).toBe(true);
+  });
+
+  it("refuses a call still behind after its wait, and at once beyond the calls allowed to wait", async () => {
+    const { db } = fakeDb([{ projectId: "p1" }]);
+    let refused = 0;
+    const pushback = createIngestPushback({
+      db,
+      logger,
+      maxLagMs: 1_000,
+      requestWaitMs: 200,
+      maxWaiting: 1,
+      onRefused: () => refused++,
+    });
+    await pushback.sample();
+    const started = performance.now();
+    const first = refusedWith(pushback.admit(principal("p1")));
+    // The one waiting place is taken: the second call is refused without waiting.
+    const second = await refusedWith(pushback.admit(principal("p1")));
+    expect(second.message).toBe(
+      "Service temporarily unavailable: recent events are still being indexed",
+    );
+    expect(performance.now() - started).toBeLessThan(150);
+    expect(refused).toBe(1);
+    const error = await first;
+    expect(error.kind).toBe("unavailable");
+    expect(error.facts.retryAfterSeconds).toBe(1);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(195);
+    expect(refused).toBe(2);
+    // Its place given back: a call waits again (and is refused after its wait).
+    const third = pushback.admit(principal("p1"));
+    const thirdStarted = performance.now();
+    await refusedWith(third);
+    expect(performance.now() - thirdStarted).toBeGreaterThanOrEqual(150);
   });
 
   it("holds a stream's group until a sample finds its log caught up", async () => {
