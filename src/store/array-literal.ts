@@ -17,7 +17,9 @@ export function withArrayLiterals(params: readonly unknown[]): unknown[] {
  * timestamps, other scalars as text; null elements as NULL.
  */
 export function arrayLiteral(values: readonly unknown[]): string {
-  const quoted = (text: string) => `"${text.replace(/[\\"]/g, "\\$&")}"`;
+  // Most elements (ids, numbers, timestamps) hold neither character: no regex for them.
+  const quoted = (text: string) =>
+    text.includes('"') || text.includes("\\") ? `"${text.replace(/[\\"]/g, "\\$&")}"` : `"${text}"`;
   const elements = values.map((value) => {
     if (value === null || value === undefined) return "NULL";
     // Hex needs no escaping; the backslash of \x is doubled inside the literal.
