@@ -136,7 +136,8 @@ export async function listen(handler: Handler, options: ListenOptions): Promise<
   const servers = createServers(requests.serve, options);
   const sessions = trackSessions(servers.h2, requests.isClosing);
   servers.outer.maxConnections = options.maxConnections ?? connectionCap(openFilesLimit());
-  // Nothing moving on a session at all (not even a stalled response) for this long.
+  // Nothing moving on a session at all for this long. A response its client stopped reading
+  // gets up to twice this: Node first checks that its pending writes made no progress.
   servers.h2.setTimeout(requestTimeoutMs);
   const idleMs = options.http2IdleTimeoutMs ?? HTTP2_IDLE_TIMEOUT_MS;
   servers.h2.on("session", (session) => closeWhenIdle(session, idleMs));
