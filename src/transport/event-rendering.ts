@@ -15,11 +15,10 @@
  * `{"eventId", "logIndex", "receivedAt", "erasedAt"}`, or a CSV row with those four
  * columns filled and the others empty (`erasedAt` is the last column, empty for events).
  */
-import { toJson } from "@bufbuild/protobuf";
 import { StoredEventSchema } from "../../gen/audit/v1/event_pb.js";
 import { storedEventMessage } from "../api/event-operations.js";
 import type { EventChunk } from "../api/event-stream-operations.js";
-import { uint64AsNumbers } from "./rest-rendering.js";
+import { restJson } from "./rest-rendering.js";
 
 type EventJson = Record<string, unknown>;
 type ListedEvent = EventChunk["events"][number];
@@ -35,11 +34,13 @@ export function tombstoneJson(erased: Tombstone): EventJson {
   };
 }
 
-/** The JSON record of an event, as the list renders it. */
+/**
+ * The JSON record of an event, as the list renders it: the same REST JSON (empty strings
+ * written, `logIndex` a number), which is also what the event's leaf commits to, so that
+ * `audit verify` checks an export as it is.
+ */
 export function eventJson(event: ListedEvent): EventJson {
-  const json = toJson(StoredEventSchema, storedEventMessage(event));
-  uint64AsNumbers(StoredEventSchema, json);
-  return json as EventJson;
+  return restJson(StoredEventSchema, storedEventMessage(event)) as EventJson;
 }
 
 /** The CSV columns, in order: the record's fields. */

@@ -14,7 +14,11 @@ import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { IngestService } from "../../gen/audit/v1/ingest_pb.js";
 import { BadRequestSchema } from "../../gen/google/rpc/error_details_pb.js";
+import { fromBase64 } from "../../src/tlog/bytes.js";
+import { listedEventLeaf } from "../../src/tlog/leaf.js";
+import { createNodeLogCrypto } from "../../src/tlog/node-crypto.js";
 import { bearer, listEvents, listedEvents } from "../events/events-client.js";
+import { exportEvents, ndjson } from "../events/log-streams-client.js";
 import { rpcClient, rpcFailure } from "../support/rpc.js";
 import {
   type ProvisionedKey,
@@ -194,5 +198,24 @@ describe("empty strings", () => {
       actorId: "",
       changes: [{ op: "set", path: "", before: "", after: "" }],
     });
+
+    // The export writes the list's object, "" included: the leaf the log signed is the
+    // one recomputed from the exported line (audit verify reads exports).
+    const exported = ndjson((await exportEvents(server, bearer(key.secret), { tenantId })).text);
+    expect(exported).toEqual([listed]);
+    const line = exported[0] as Record<string, unknown>;
+    let proof: { leaf?: string } = {};
+    for (const deadline = Date.now() + 30_000; proof.leaf === undefined; ) {
+      const response = await fetch(
+        `${server.url}/api/log/proof/inclusion?eventId=${String(line.eventId)}`,
+        { headers: bearer(key.secret) },
+      );
+      if (response.status === 200) proof = (await response.json()) as { leaf: string };
+      else if (Date.now() > deadline) throw new Error(`no proof: ${await response.text()}`);
+      else await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const recomputed = await listedEventLeaf(createNodeLogCrypto(), line);
+    expect(Buffer.from(recomputed.leaf).toString("base64")).toBe(proof.leaf);
+    expect(fromBase64(proof.leaf ?? "")).toHaveLength(65);
   });
 });
