@@ -364,6 +364,7 @@ export async function createApp(
         authenticator,
         keyring,
         signing: logSigning,
+        readYourWrites,
       }),
     ),
     ...adminOperations(

@@ -271,6 +271,17 @@ const limitedRead503: ErrorCase = {
   },
 };
 
+/**
+ * 503 of the inclusion proof: as `limitedRead503`, and the integrator too far behind to
+ * number an event acknowledged before the request (it waits for it, as a list does).
+ */
+const proofRead503: ErrorCase = {
+  ...limitedRead503,
+  description:
+    "The database cannot be reached, too many requests are in progress, or recent events are still being indexed (with Retry-After: try again then).",
+  messages: [...limitedRead503.messages, Messages.integrationBehind],
+};
+
 /** The surface of each annotated method, by `Service.Method`. */
 export const REST_SURFACE: Readonly<Record<string, MethodSurface>> = {
   "audit.v1.IngestService.CreateEvent": {
@@ -570,7 +581,10 @@ function logSurfaces(): Record<string, MethodSurface> {
           messages: [LogMessages.eventNotFound, LogMessages.noCheckpoint],
           exact: false,
         },
-        ...tail,
+        reader401,
+        reader403,
+        common.internal,
+        proofRead503,
       ],
     },
     "audit.v1.LogService.GetConsistencyProof": {

@@ -11,6 +11,7 @@ import type { Credential } from "../auth/credentials.js";
 import { filterIndex } from "../crypto/event-cipher.js";
 import type { Keyring } from "../crypto/keyring.js";
 import { ServiceError } from "../errors.js";
+import type { ReadYourWrites } from "../log/read-your-writes.js";
 import type { Db } from "../store/db.js";
 import type { LogCrypto } from "../tlog/crypto.js";
 import { proveRecord, proveTree } from "../tlog/tree.js";
@@ -56,6 +57,11 @@ export interface LogReadDeps {
   authenticator: Authenticator;
   keyring: Keyring;
   signing: LogSigning;
+  /**
+   * Waits for the log's integrator to pass what was acknowledged, as lists do: an event
+   * not found in the log is looked for again after it (without: answered at once).
+   */
+  readYourWrites?: ReadYourWrites;
   /** The tiles kept in memory (default: createTileCache's, 64 MiB). */
   tiles?: TileCache;
 }
@@ -150,7 +156,14 @@ export function createLogReadService(deps: LogReadDeps): LogReadService {
             );
       // One query for the event's position, the checkpoint, its leaf and its bottom tile;
       // the upper tiles and the tree's right edge are usually cached (tile-cache.ts).
-      const start = await locateForProof(db, log, eventId.toLowerCase(), tenantIdx, treeSize);
+      const locate = () => locateForProof(db, log, eventId.toLowerCase(), tenantIdx, treeSize);
+      let start = await locate();
+      if (start.logIndex === undefined && deps.readYourWrites) {
+        // Acknowledged but not yet numbered (the integrator runs behind the journal)?
+        // Then it is in the log once the integrator passes what was acknowledged.
+        await deps.readYourWrites.awaitIntegrated(log.projectId, log.environment);
+        start = await locate();
+      }
       const { logIndex, checkpoint } = start;
       if (logIndex === undefined) throw new ServiceError("not_found", LogMessages.eventNotFound);
       if (checkpoint === undefined) throw notPublished(treeSize);

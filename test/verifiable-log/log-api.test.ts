@@ -289,3 +289,30 @@ describe("proofs", () => {
     }
   });
 });
+
+describe("an event just acknowledged", () => {
+  it("is found by the inclusion proof at once: proven, or not in a checkpoint yet, never unknown", async () => {
+    await checkpointCovering(12);
+    for (let i = 0; i < 5; i++) {
+      const response = await fetch(`${server.url}/api/ingest/event`, {
+        method: "POST",
+        headers: { ...bearer(secret), "content-type": "application/json" },
+        body: JSON.stringify(validEvent({ entityId: `fresh_${i}` })),
+      });
+      expect(response.status).toBe(201);
+      const { eventId } = (await response.json()) as { eventId: string };
+      // Straight after its 201, before the integrator's next pass has numbered it.
+      const proof = await getJson(`/api/log/proof/inclusion?eventId=${eventId}`);
+      if (proof.status === 200) {
+        expect(proof.body.leaf).toEqual(expect.any(String));
+      } else {
+        expect(proof.status).toBe(404);
+        expect(proof.body.error).toMatch(
+          new RegExp(
+            `^Event ${eventId} \\(logIndex \\d+\\) is not in the checkpoint of tree size \\d+ yet: checkpoints follow within seconds$`,
+          ),
+        );
+      }
+    }
+  });
+});
