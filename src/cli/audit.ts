@@ -33,7 +33,8 @@ Commands:
   follow    print the backlog, then every new event, as NDJSON
 
 audit verify [options]
-  Events come from --events (a file) or, with an API key, from every page of GET /api/events.
+  Events come from --events (a file: an NDJSON export or GET /api/events pages) or, with an
+  API key, from the whole log as GET /api/events/export writes it (erased events as tombstones).
   Proofs come from --bundle (a file) or, with an API key, from the service's proof endpoints.
 
   --key <verifier key>      the log's verifier key, <name>+<id>+<key> (pin it: print it once
