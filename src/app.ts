@@ -510,8 +510,8 @@ async function readConfiguredFile(variable: string, path: string): Promise<Buffe
 
 // Why the port could not be opened, by the error's code.
 const LISTEN_REFUSALS: Readonly<Record<string, string>> = {
-  EADDRINUSE: "the port is in use",
-  EACCES: "permission denied (ports below 1024 need privileges)",
+  EADDRINUSE: "the port is in use (choose another PORT, or stop what holds it)",
+  EACCES: "permission denied (a PORT below 1024 needs privileges)",
   EADDRNOTAVAIL: "HOST is not an address of this machine",
   ENOTFOUND: "HOST does not resolve",
   EAI_AGAIN: "HOST does not resolve",

@@ -195,7 +195,10 @@ describe("a start the configuration makes impossible", () => {
       const port = (taken.address() as net.AddressInfo).port;
       try {
         const ended = await start({ PORT: String(port) });
-        expectConfigError(ended, `Cannot listen on 127.0.0.1:${port}: the port is in use`);
+        expectConfigError(
+          ended,
+          `Cannot listen on 127.0.0.1:${port}: the port is in use (choose another PORT, or stop what holds it)`,
+        );
       } finally {
         taken.close();
       }
@@ -292,7 +295,9 @@ describe("a start the configuration makes impossible", () => {
       try {
         const ended = await start({ PORT: String(port), WORKERS: "2" });
         expect(ended.code).toBe(78);
-        expect(ended.stderr).toContain(`Cannot listen on 127.0.0.1:${port}: the port is in use`);
+        expect(ended.stderr).toContain(
+          `Cannot listen on 127.0.0.1:${port}: the port is in use (choose another PORT, or stop what holds it)`,
+        );
         expect(ended.stderr).not.toMatch(/\n\s+at /);
         expect(ended.stdout).not.toContain("worker died: starting another");
       } finally {
