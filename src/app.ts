@@ -64,6 +64,7 @@ import { createProjectStore, type ProjectStore } from "./store/projects.js";
 import { createNodeLogCrypto } from "./tlog/node-crypto.js";
 import { createEdge } from "./transport/edge.js";
 import type { NodeRequest, NodeResponse } from "./transport/node-http.js";
+import { keepProtoKeysAsKeys } from "./transport/proto-key.js";
 import { watchLoopDelay } from "./transport/queue-delay.js";
 import { type ListeningServer, listen } from "./transport/server.js";
 import { createCheckpointPublisher } from "./verifiable-log/checkpoint-publisher.js";
@@ -129,6 +130,8 @@ export async function createApp(
   logger: Logger,
   options: AppOptions = {},
 ): Promise<App> {
+  // Before any request is decoded: a `__proto__` key stays a key (transport/proto-key.ts).
+  keepProtoKeysAsKeys();
   const secrets = await resolveSecrets(config);
   const opened = config.DATABASE_URL
     ? createPostgresDb({ url: config.DATABASE_URL })

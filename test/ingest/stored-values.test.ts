@@ -219,3 +219,51 @@ describe("empty strings", () => {
     expect(fromBase64(proof.leaf ?? "")).toHaveLength(65);
   });
 });
+
+describe("__proto__ keys over Connect and gRPC", () => {
+  // REST refuses them (test/security/hostile-input.test.ts); over RPC the protobuf runtime
+  // used to turn the key into a map object's prototype while decoding, and the event was
+  // stored without it (transport/proto-key.ts).
+  const PROTO = "Key __proto__ is not allowed: it cannot be read back";
+
+  it("Connect JSON: a __proto__ key in context or before is InvalidArgument, nothing stored", async () => {
+    for (const [actorId, extra] of [
+      ["rpc-proto-context", '"context":{"__proto__":{"polluted":1},"a":1}'],
+      [
+        "rpc-proto-before",
+        '"changes":[{"op":"set","path":"x","before":{"__proto__":5,"b":2},"after":null}]',
+      ],
+    ] as const) {
+      const response = await fetch(`${server.url}/audit.v1.IngestService/CreateEvent`, {
+        method: "POST",
+        headers: { ...bearer(key.secret), "content-type": "application/json" },
+        body: `{"actionKey":"a.b","entityType":"e","entityId":"e","actorId":"${actorId}",${extra}}`,
+      });
+      const body = (await response.json()) as { code?: string; message?: string };
+      expect(response.status, JSON.stringify(body)).toBe(400);
+      expect(body).toMatchObject({ code: "invalid_argument", message: "Validation failed" });
+      expect(JSON.stringify(body)).toContain("__proto__");
+      expect(await listedEvents(server, bearer(key.secret), { actorId })).toEqual([]);
+    }
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  const protocols = { "Connect (binary)": "connect-binary", gRPC: "grpc" } as const;
+  it.each(Object.keys(protocols) as (keyof typeof protocols)[])(
+    "%s: a __proto__ key in context is InvalidArgument naming it, nothing stored",
+    async (name) => {
+      const client = rpcClient(IngestService, server.url, protocols[name]);
+      const actorId = `rpc-proto-${name}`;
+      const context = JSON.parse('{"kept":1,"__proto__":{"x":1}}') as Record<string, unknown>;
+      const error = await rpcFailure(
+        client.createEvent(validEvent({ actorId, context }), { headers: bearer(key.secret) }),
+      );
+      expect(error?.code, String(error)).toBe(Code.InvalidArgument);
+      const [badRequest] = error?.findDetails(BadRequestSchema) ?? [];
+      expect(badRequest?.fieldViolations).toEqual([
+        expect.objectContaining({ field: "context.__proto__", description: PROTO }),
+      ]);
+      expect(await listedEvents(server, bearer(key.secret), { actorId })).toEqual([]);
+    },
+  );
+});
