@@ -26,6 +26,7 @@ import { ServiceError } from "../errors.js";
 import type { ErrorReporter } from "./error-reporter.js";
 import { CSV_HEADER, csvRow, eventJson, tombstoneJson } from "./event-rendering.js";
 import { headerValue, type NodeRequest, type NodeResponse, sendJson } from "./node-http.js";
+import { refuseRepeated } from "./rest.js";
 import { toRestError } from "./rest-errors.js";
 
 /** The paths served here. */
@@ -162,14 +163,15 @@ export function createRestStreams(
 }
 
 /**
- * The request's parameters from its query string (the first of a repeated one); an
- * export's `format` is the transport's (the operation never sees it), a follow's is
- * passed on for the operation to refuse.
+ * The request's parameters from its query string; a repeated one is refused (400), as the
+ * request does not say which it means. An export's `format` is the transport's (the
+ * operation never sees it), a follow's is passed on for the operation to refuse.
  */
 function queryJson(query: URLSearchParams, isExport: boolean): Record<string, string> {
+  refuseRepeated(query);
   const json: Record<string, string> = {};
   for (const [name, value] of query) {
-    if (!(isExport && name === "format") && !(name in json)) json[name] = value;
+    if (!(isExport && name === "format")) json[name] = value;
   }
   return json;
 }

@@ -171,6 +171,20 @@ function mergeQueryFlag(json: Record<string, unknown>, field: string, query: URL
   json[field] = value;
 }
 
+/**
+ * Refuses a query string that gives a parameter more than once (`limit=1&limit=2`,
+ * `actorId=a&actorId=b`): 400, rather than acting on one of the values.
+ */
+export function refuseRepeated(query: URLSearchParams): void {
+  const seen = new Set<string>();
+  for (const name of query.keys()) {
+    if (seen.has(name)) {
+      throw new ServiceError("bad_request", `${name} must be given once in the query string`);
+    }
+    seen.add(name);
+  }
+}
+
 function requestJson(
   route: RestRoute,
   req: NodeRequest,
@@ -193,6 +207,7 @@ function requestJson(
     }
   } else {
     // Without a body, query parameters are the request's fields (by JSON or proto name).
+    refuseRepeated(query);
     const fields: Record<string, string> = {};
     for (const field of route.method.input.fields) {
       const value = query.get(field.jsonName) ?? query.get(field.name);

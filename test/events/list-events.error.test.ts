@@ -91,6 +91,22 @@ describe("List Events refusals", () => {
       },
     );
 
+    it.each([
+      ["limit", "limit=1&limit=2"],
+      ["actorId", "actorId=u1&actorId=u2"],
+      ["tenantId", "tenantId=a&tenantId=a"],
+    ])("%s given twice (which one is meant is not said)", async (name, query) => {
+      for (const path of ["/api/events", "/api/events/export", "/api/events/stream"]) {
+        const response = await fetch(`${server.url}${path}?${query}`, {
+          headers: bearer(key.secret),
+        });
+        expect(response.status, path).toBe(400);
+        expect(await response.json()).toEqual({
+          error: `${name} must be given once in the query string`,
+        });
+      }
+    });
+
     it("q without letters or digits", async () => {
       await expect400({ q: "!!! --" }, "q must contain at least one letter or digit");
     });
