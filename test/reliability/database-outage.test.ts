@@ -190,9 +190,9 @@ describe.runIf(databaseUrl)("PostgreSQL stopped and started during ingestion", (
 
   it("/readyz answers 503 while the database is away, 200 once it is back", () => {
     // One check every 500 ms plus its own time: while the database is away a check may take
-    // up to the readiness timeout (2 s), so the 6 s outage holds 3 checks, or more when the
-    // cut is seen sooner.
-    expect(observed.duringOutage.length).toBeGreaterThanOrEqual(3);
+    // up to the readiness timeout (2 s) and more on a loaded machine, so the 6 s outage
+    // holds 2 to 12 checks (CI has seen 3).
+    expect(observed.duringOutage.length).toBeGreaterThanOrEqual(2);
     for (const check of observed.duringOutage) {
       expect(check.status).toBe(503);
       expect(check.body).toMatchObject({
