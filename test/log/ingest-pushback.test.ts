@@ -35,6 +35,15 @@ import {
 const BEHIND = "Service temporarily unavailable: recent events are still being indexed";
 const STUCK_ROW = "01a20000-0000-7000-8000-0000000000bb";
 
+/** A journal row acknowledged 10 s ago whose payload does not open: its log's integrator stops there. */
+const insertStuckRow = (server: TestServer, projectId: string) =>
+  server.app.db.query(
+    `insert into events (project_id, environment, id, occurred_at, received_at, key_version,
+                         payload)
+     values ($1, 'test', $2, now(), now() - interval '10 seconds', 1, $3)`,
+    [projectId, STUCK_ROW, Buffer.from([1, 2, 3])],
+  );
+
 describe("pushback while the integrator is behind", () => {
   let server: TestServer;
   let stuck: ProvisionedKey;
@@ -55,14 +64,6 @@ describe("pushback while the integrator is behind", () => {
     );
     return row?.count ?? -1;
   };
-  /** A journal row acknowledged 10 s ago whose payload does not open: its log's integrator stops there. */
-  const insertUnreadableRow = (projectId: string) =>
-    server.app.db.query(
-      `insert into events (project_id, environment, id, occurred_at, received_at, key_version,
-                           payload)
-       values ($1, 'test', $2, now(), now() - interval '10 seconds', 1, $3)`,
-      [projectId, STUCK_ROW, Buffer.from([1, 2, 3])],
-    );
   /** Waits until Create Event for `secret` answers `status` (the gate samples every 500 ms). */
   const untilCreateAnswers = async (secret: string, status: number) => {
     const deadline = Date.now() + 30_000;
@@ -81,7 +82,7 @@ describe("pushback while the integrator is behind", () => {
       (await rpcClient(EventService, server.url).listEvents({}, { headers: bearer(stuck.secret) }))
         .events,
     ).toHaveLength(1);
-    await insertUnreadableRow(stuck.projectId);
+    await insertStuckRow(server, stuck.projectId);
 
     const refused = await untilCreateAnswers(stuck.secret, 503);
     expect(refused.headers.get("retry-after")).toBe("1");
@@ -172,7 +173,7 @@ describe("pushback while the integrator is behind", () => {
         )
       ).events,
     ).toHaveLength(1);
-    await insertUnreadableRow(stalled.projectId);
+    await insertStuckRow(server, stalled.projectId);
     await untilCreateAnswers(stalled.secret, 503);
     // Ten seconds after the last pass moved the log, it is stalled, not loaded.
     const taken = await untilCreateAnswers(stalled.secret, 201);
@@ -251,12 +252,7 @@ describe("a call waits for its log before the pushback refuses it", () => {
       (await rpcClient(EventService, server.url).listEvents({}, { headers: bearer(key.secret) }))
         .events,
     ).toHaveLength(1);
-    await server.app.db.query(
-      `insert into events (project_id, environment, id, occurred_at, received_at, key_version,
-                           payload)
-       values ($1, 'test', $2, now(), now() - interval '10 seconds', 1, $3)`,
-      [key.projectId, STUCK_ROW, Buffer.from([1, 2, 3])],
-    );
+    await insertStuckRow(server, key.projectId);
     // What the pushback samples (every 500 ms) now shows the log behind; give it samples.
     const backlog = await readBacklogs(server.app.db, 100, 60);
     expect(backlog.backlogs.find((log) => log.projectId === key.projectId)?.pending).toBe(1);
