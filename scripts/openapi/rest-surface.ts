@@ -98,6 +98,8 @@ const LIST_FILTER_LIMITS: Readonly<Record<string, JsonSchema>> = {
   to: { format: "date-time" },
 };
 
+const MAX_SAFE_SIZE = Number.MAX_SAFE_INTEGER;
+
 export const FIELD_LIMITS: Readonly<Record<string, Readonly<Record<string, JsonSchema>>>> = {
   "audit.v1.Event": { actorType: { default: "user" } },
   "audit.v1.ListEventsRequest": {
@@ -107,6 +109,12 @@ export const FIELD_LIMITS: Readonly<Record<string, Readonly<Record<string, JsonS
   // The streams take the same filters, and a log-index range.
   "audit.v1.ExportEventsRequest": { ...LIST_FILTER_LIMITS, fromIndex: { default: 0 } },
   "audit.v1.FollowEventsRequest": { ...LIST_FILTER_LIMITS, fromIndex: { default: 0 } },
+  // Published checkpoint sizes: positive, at most 2^53 - 1 (the service's bound).
+  "audit.v1.GetInclusionProofRequest": { treeSize: { minimum: 1, maximum: MAX_SAFE_SIZE } },
+  "audit.v1.GetConsistencyProofRequest": {
+    from: { minimum: 1, maximum: MAX_SAFE_SIZE },
+    to: { minimum: 1, maximum: MAX_SAFE_SIZE },
+  },
   "audit.v1.CreateFrontendTokenRequest": {
     expiresInSeconds: { minimum: 1, maximum: MAX_TOKEN_SECONDS, default: DEFAULT_TOKEN_SECONDS },
     tenantId: { minLength: 1, maxLength: MAX_TENANT_ID_CHARS },
@@ -141,6 +149,21 @@ const BODY_400 = [
 
 // Over plain HTTP with NODE_ENV=production (TLS, or X-Forwarded-Proto with TRUST_PROXY).
 const HTTPS_400 = Messages.httpsRequired;
+
+// Credentials given twice over (docs/api.md, Authentication): refused on every route.
+const AMBIGUOUS_400 = [
+  Messages.twoCredentials,
+  Messages.twoAuthorizations,
+  Messages.twoProjectKeys,
+];
+
+/** The 400 of a route without parameters: only what any request can get. */
+const request400: ErrorCase = {
+  status: 400,
+  description: "Ambiguous credentials, or plain HTTP in production.",
+  messages: [...AMBIGUOUS_400, HTTPS_400],
+  exact: true,
+};
 
 const common = {
   tooLarge: {
@@ -316,7 +339,9 @@ export const REST_SURFACE: Readonly<Record<string, MethodSurface>> = {
         messages: [
           ...BODY_400,
           `Idempotency-Key must be at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`,
+          Messages.twoIdempotencyKeys,
           HTTPS_400,
+          ...AMBIGUOUS_400,
         ],
         exact: false,
       },
@@ -411,7 +436,9 @@ export const REST_SURFACE: Readonly<Record<string, MethodSurface>> = {
         messages: [
           ...BODY_400,
           `Idempotency-Key must be at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`,
+          Messages.twoIdempotencyKeys,
           HTTPS_400,
+          ...AMBIGUOUS_400,
         ],
         exact: false,
       },
@@ -476,6 +503,7 @@ export const REST_SURFACE: Readonly<Record<string, MethodSurface>> = {
           `limit must be an integer from 1 to ${MAX_LIMIT}`,
           INVALID_CURSOR,
           HTTPS_400,
+          ...AMBIGUOUS_400,
         ],
         exact: false,
       },
@@ -515,6 +543,7 @@ export const REST_SURFACE: Readonly<Record<string, MethodSurface>> = {
           `expiresInSeconds must be an integer from 1 to ${MAX_TOKEN_SECONDS}`,
           `tenantId must be a string of 1 to ${MAX_TENANT_ID_CHARS} characters`,
           HTTPS_400,
+          ...AMBIGUOUS_400,
         ],
         exact: false,
       },
@@ -551,13 +580,13 @@ function logSurfaces(): Record<string, MethodSurface> {
       frontendToken: true,
       success: [{ status: 200, description: "The latest signed checkpoint (a signed note)." }],
       text: "checkpoint",
-      errors: [noCheckpoint, ...tail],
+      errors: [request400, noCheckpoint, ...tail],
     },
     "audit.v1.LogService.GetVerifierKey": {
       frontendToken: true,
       success: [{ status: 200, description: "The log's verifier key, <name>+<key id>+<key>." }],
       text: "verifierKey",
-      errors: tail,
+      errors: [request400, ...tail],
     },
     "audit.v1.LogService.GetInclusionProof": {
       frontendToken: true,
@@ -571,6 +600,9 @@ function logSurfaces(): Record<string, MethodSurface> {
             LogMessages.eventIdRequired,
             LogMessages.eventIdUuid,
             "treeSize must be a positive integer",
+            "treeSize must be given once in the query string",
+            ...AMBIGUOUS_400,
+            HTTPS_400,
           ],
           exact: false,
         },
@@ -599,6 +631,9 @@ function logSurfaces(): Record<string, MethodSurface> {
             LogMessages.sizesRequired,
             LogMessages.fromAfterTo,
             "from must be a positive integer",
+            "from must be given once in the query string",
+            ...AMBIGUOUS_400,
+            HTTPS_400,
           ],
           exact: false,
         },
@@ -676,6 +711,7 @@ function streamSurfaces(): Record<string, MethodSurface> {
             "fromIndex must not be greater than toIndex",
             ...STREAM_400,
             HTTPS_400,
+            ...AMBIGUOUS_400,
           ],
           exact: false,
         },
@@ -722,6 +758,7 @@ function streamSurfaces(): Record<string, MethodSurface> {
             "format is a parameter of an export, not of a follow stream",
             ...STREAM_400,
             HTTPS_400,
+            ...AMBIGUOUS_400,
           ],
           exact: false,
         },

@@ -4,6 +4,7 @@
  * fetch over REST, so the same calls work from any language; nothing here is trusted:
  * verify.ts checks everything it returns.
  */
+import { eventFromJson } from "../tlog/event-input.js";
 import type { ConsistencyProof, InclusionProof, ProofSource } from "../tlog/verify.js";
 
 /** A refused or failed request, with the service's own `error` message when it gave one. */
@@ -31,8 +32,11 @@ export class LogClientError extends Error {
 
 /** The read calls an auditor makes. */
 export interface LogClient extends ProofSource {
-  /** Every event of the credential's project-environment, page by page (newest first). */
-  events(): AsyncIterable<Record<string, unknown>>;
+  /**
+   * Every event of the credential's project-environment, in log order, as the export
+   * writes them (an event whose JSON repeats a member name as an UnreadableEvent).
+   */
+  events(): AsyncIterable<unknown>;
   /** The latest signed checkpoint, as published. */
   checkpoint(): Promise<string>;
   /** The log's verifier key, as the service publishes it. */
@@ -78,7 +82,7 @@ export function createLogClient(baseUrl: string, credential: string): LogClient 
       let buffered = "";
       const parse = (line: string) => {
         try {
-          return JSON.parse(line) as Record<string, unknown>;
+          return eventFromJson(line);
         } catch {
           throw new LogClientError(200, "GET /api/events/export: a line is not JSON");
         }

@@ -33,6 +33,7 @@ import { bytesEqual, fromBase64, toBase64 } from "./bytes.js";
 import { openCheckpoint, type SignedCheckpoint } from "./checkpoint.js";
 import type { LogCrypto } from "./crypto.js";
 import { TlogError } from "./errors.js";
+import { UnreadableEvent } from "./event-input.js";
 import { decodeLeaf, describeLeafDifference, listedEventLeaf, parseReceivedAt } from "./leaf.js";
 import { createMemoryTree } from "./memory-tree.js";
 import { type NoteVerifier, parseVerifierKey } from "./note.js";
@@ -356,6 +357,7 @@ export async function verifyLog(options: VerifyOptions): Promise<VerifyReport> {
   let eventsSkipped = 0;
   let unreadable = 0;
   let erased = 0;
+  const erasedEvents: string[] = [];
   for await (const item of options.events) {
     eventsRead++;
     const event =
@@ -363,6 +365,11 @@ export async function verifyLog(options: VerifyOptions): Promise<VerifyReport> {
         ? (item as Readonly<Record<string, unknown>>)
         : undefined;
     const id = typeof event?.eventId === "string" ? event.eventId : `#${eventsRead} of the input`;
+    if (item instanceof UnreadableEvent) {
+      fail(`event ${item.eventId ?? id}`, item.problem);
+      unreadable++;
+      continue;
+    }
     if (event === undefined) {
       fail(`event ${id}`, "not a JSON object");
       unreadable++;
@@ -406,6 +413,9 @@ export async function verifyLog(options: VerifyOptions): Promise<VerifyReport> {
         continue;
       }
       erased++;
+      if (erasedEvents.length < LISTED_ERASURES) {
+        erasedEvents.push(`${subject} at ${String(event.erasedAt)}`);
+      }
       entry = { eventId: id, leaf: checkedTombstone.leaf, logIndex, erased: true };
     } else {
       try {
@@ -446,6 +456,15 @@ export async function verifyLog(options: VerifyOptions): Promise<VerifyReport> {
         : "") +
       (eventsSkipped > 0 ? `, ${eventsSkipped} newer than the checkpoint skipped` : ""),
   );
+  if (erased > 0) {
+    // A tombstone's leaf is the event's, so the log cannot tell an erasure from a copy
+    // that replaced a live event by a tombstone: listed, to be matched with the records
+    // of the erasures asked for.
+    checked.push(
+      `erased events (match them with your erasure records): ${erasedEvents.join("; ")}` +
+        (erased > erasedEvents.length ? `; and ${erased - erasedEvents.length} more` : ""),
+    );
+  }
 
   // 3. Inclusion.
   let missing = 0;
@@ -463,29 +482,20 @@ export async function verifyLog(options: VerifyOptions): Promise<VerifyReport> {
     if (missing > 100) fail("logIndex", `${missing - 100} more positions have no event`);
   }
   let rootMatches = false;
+  let rootDiffers = false;
+  let tree: Awaited<ReturnType<typeof createMemoryTree>> | undefined;
   if (complete && missing === 0 && unreadable === 0 && byIndex.size === checkpoint.size) {
-    const tree = createMemoryTree(crypto);
+    tree = createMemoryTree(crypto);
     for (let i = 0; i < checkpoint.size; i++) {
       const entry = byIndex.get(i);
       if (entry !== undefined) await tree.append(entry.leaf);
     }
     rootMatches = bytesEqual(await tree.root(), checkpoint.rootHash);
+    rootDiffers = !rootMatches;
     if (rootMatches) {
       checked.push(
         `inclusion: the ${checkpoint.size} events' leaves, in logIndex order, form a tree with the checkpoint's root`,
       );
-      if (earlier !== undefined) {
-        if (bytesEqual(await tree.root(earlier.size), earlier.rootHash)) {
-          checked.push(
-            `consistency: the first ${earlier.size} leaves form a tree with the earlier checkpoint's root`,
-          );
-        } else {
-          fail(
-            "earlier checkpoint",
-            `the first ${earlier.size} events do not form a tree with its root: the log was rewritten after it was published`,
-          );
-        }
-      }
     } else if (proofs === undefined) {
       fail(
         "checkpoint",
@@ -494,7 +504,12 @@ export async function verifyLog(options: VerifyOptions): Promise<VerifyReport> {
     }
   }
   if (!rootMatches && proofs !== undefined) {
+    // Each event by its proof. Its failures are reported first (the changed events),
+    // unless none of the events' proofs leads to the root: then the checkpoint's root is
+    // what is wrong, and it comes first.
     let held = 0;
+    const eventFailures: [subject: string, problem: string][] = [];
+    const unproven: string[] = [];
     for (const [logIndex, entry] of [...byIndex.entries()].sort((a, b) => a[0] - b[0])) {
       const subject = eventSubject(entry.eventId, logIndex);
       if (entry.erased) {
@@ -506,7 +521,10 @@ export async function verifyLog(options: VerifyOptions): Promise<VerifyReport> {
       try {
         proof = await proofs.inclusion(entry.eventId, checkpoint.size);
       } catch (error) {
-        fail(subject, `no inclusion proof: ${describeError(error)}`);
+        // Where the root already failed, a missing proof only leaves the event unnamed:
+        // one line for all of them, not one per event of a bundle that carries none.
+        if (rootDiffers) unproven.push(subject);
+        else eventFailures.push([subject, `no inclusion proof: ${describeError(error)}`]);
         continue;
       }
       const problem = await checkEventInclusion(
@@ -516,13 +534,53 @@ export async function verifyLog(options: VerifyOptions): Promise<VerifyReport> {
         checkpoint,
       );
       if (problem === undefined) held++;
-      else fail(subject, problem);
+      else eventFailures.push([subject, problem]);
     }
-    checked.push(
-      `inclusion: ${held} of ${byIndex.size} events proven in the checkpoint's tree by their inclusion proofs`,
-    );
+    const rootProblem =
+      "the events' leaves, in logIndex order, form a tree with another root than the checkpoint's";
+    const noneLeads = rootDiffers && held === 0 && eventFailures.length > 1;
+    if (noneLeads) {
+      fail(
+        "checkpoint",
+        `${rootProblem}, and no event's inclusion proof leads to its root: the checkpoint's root is not this log's (or every event changed)`,
+      );
+    }
+    for (const [subject, problem] of eventFailures) fail(subject, problem);
+    // Named events explain a root that differs; with none named, the root is the finding.
+    if (rootDiffers && eventFailures.length === 0)
+      fail(
+        "checkpoint",
+        `${rootProblem}: an event changed, or the checkpoint's root is not this log's`,
+      );
+    if (unproven.length > 0) {
+      fail(
+        "events",
+        `${unproven.length} of ${byIndex.size} events have no inclusion proof, so the changed events among them cannot be named (first: ${unproven[0]})`,
+      );
+    }
+    if (held === byIndex.size) {
+      checked.push(
+        `inclusion: ${held} of ${byIndex.size} events proven in the checkpoint's tree by their inclusion proofs`,
+      );
+    }
   } else if (!complete && proofs === undefined && byIndex.size > 0) {
     fail("events", "inclusion not checked: partial input needs proofs (--url or --bundle)");
+  }
+  // The earlier checkpoint's root from the leaves too; where the root differs, it says
+  // whether the change lies among the events the earlier checkpoint covered.
+  if (tree !== undefined && earlier !== undefined) {
+    if (bytesEqual(await tree.root(earlier.size), earlier.rootHash)) {
+      checked.push(
+        `consistency: the first ${earlier.size} leaves form a tree with the earlier checkpoint's root`,
+      );
+    } else {
+      fail(
+        "earlier checkpoint",
+        rootMatches
+          ? `the first ${earlier.size} events do not form a tree with its root: the log was rewritten after it was published`
+          : `the first ${earlier.size} events do not form a tree with its root either: an event it covers changed, or the log was rewritten after it was published`,
+      );
+    }
   }
 
   // 4. Consistency by proof.
@@ -586,6 +644,9 @@ async function checkConsistency(
     );
   }
 }
+
+/** How many erased events the report names one by one. */
+const LISTED_ERASURES = 50;
 
 /** A proof bundle file: proofs (and optionally checkpoints) gathered for offline checks. */
 export interface ProofBundle {

@@ -84,10 +84,15 @@ function field(params: unknown, name: string): unknown {
     : undefined;
 }
 
-/** A size parameter: a positive integer, as a JSON number or decimal string; else 400. */
-function size(params: unknown, name: string): number | undefined {
+/**
+ * A size parameter: a positive integer, as a JSON number or decimal string; else 400.
+ * An empty one (`treeSize=`) is refused too, where `emptyIsAbsent` is not set: a
+ * client that builds the query from an unset variable must not get the proof for
+ * another size than it meant.
+ */
+function size(params: unknown, name: string, emptyIsAbsent = false): number | undefined {
   const value = field(params, name);
-  if (value === undefined || value === null || value === "") return undefined;
+  if (value === undefined || value === null || (emptyIsAbsent && value === "")) return undefined;
   const number =
     typeof value === "number"
       ? value
@@ -183,8 +188,9 @@ export function createLogReadService(deps: LogReadDeps): LogReadService {
 
     async consistencyProof(credential, params) {
       const principal = await authenticator.requireReader(credential);
-      const from = size(params, "from");
-      const to = size(params, "to");
+      // Empty counts as missing here: the answer is the same 400 either way.
+      const from = size(params, "from", true);
+      const to = size(params, "to", true);
       if (from === undefined || to === undefined) {
         throw new ServiceError("bad_request", LogMessages.sizesRequired);
       }

@@ -188,7 +188,8 @@ describe("erasing by event ids", () => {
 
     // A tombstone whose receivedAt was altered no longer matches its logged leaf.
     async function* altered() {
-      for await (const event of client.events()) {
+      for await (const item of client.events()) {
+        const event = item as Record<string, unknown>;
         yield event.logIndex === 0 && typeof event.erasedAt === "string"
           ? {
               ...event,

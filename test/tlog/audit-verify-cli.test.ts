@@ -22,6 +22,14 @@ import { parseSignerKey, signerKey, verifierKey } from "../../src/tlog/note.js";
 const crypto = createNodeLogCrypto();
 const ORIGIN = "audit.test/proj_cli/test";
 const API_KEY = "pk_test_cli";
+/** A frontend token's shape with a tenant claim (the CLI reads the claim; the fake service compares the text). */
+const TENANT_TOKEN = [
+  Buffer.from(JSON.stringify({ alg: "HS256", typ: "JWT" })).toString("base64url"),
+  Buffer.from(JSON.stringify({ sub: "proj_cli", env: "test", tenant: "acme" })).toString(
+    "base64url",
+  ),
+  "signature",
+].join(".");
 let dir = "";
 
 function listed(i: number): Record<string, unknown> {
@@ -158,6 +166,24 @@ describe("audit verify on files", () => {
     );
   });
 
+  it("reads saved GET /api/events pages as well as NDJSON", async () => {
+    const pages = [
+      JSON.stringify({ events: events.slice(0, 8), nextCursor: "c1" }),
+      JSON.stringify({ events: events.slice(8), nextCursor: null }),
+    ].join("\n");
+    const result = await audit([
+      "verify",
+      "--key",
+      vkey,
+      "--checkpoint",
+      file("cp15-pages", checkpoint15),
+      "--events",
+      file("pages.json", `\uFEFF${pages}\n`),
+    ]);
+    expect(result.stdout).toContain("events: 15 read, 15 with a leaf recomputed");
+    expect(result.code).toBe(0);
+  });
+
   it("exits 1 and names the missing position when an event was deleted", async () => {
     const result = await audit([
       "verify",
@@ -246,7 +272,8 @@ describe("audit verify against a service", () => {
         res.writeHead(status, { "content-type": type });
         res.end(typeof body === "string" ? body : JSON.stringify(body));
       };
-      if (req.headers.authorization !== `Bearer ${API_KEY}`)
+      const tenantToken = req.headers.authorization === `Bearer ${TENANT_TOKEN}`;
+      if (req.headers.authorization !== `Bearer ${API_KEY}` && !tenantToken)
         return reply(401, { error: "Invalid API key" });
       const target = new URL(req.url ?? "/", "http://x");
       const q = (name: string) => target.searchParams.get(name) ?? "";
@@ -254,8 +281,11 @@ describe("audit verify against a service", () => {
         switch (target.pathname) {
           case "/api/events/export": {
             // NDJSON in log order, written in several chunks (a line cut between two);
-            // one event newer than the checkpoint.
-            const text = [...events, listed(15)].map((e) => `${JSON.stringify(e)}\n`).join("");
+            // one event newer than the checkpoint. A tenant's token: every third event.
+            const text = [...events, listed(15)]
+              .filter((_, i) => !tenantToken || i % 3 === 0)
+              .map((e) => `${JSON.stringify(e)}\n`)
+              .join("");
             res.writeHead(200, { "content-type": "application/x-ndjson; charset=utf-8" });
             for (let at = 0; at < text.length; at += 700) res.write(text.slice(at, at + 700));
             res.end();
@@ -330,6 +360,16 @@ describe("audit verify against a service", () => {
     expect(result.stdout).toMatch(
       /ok {4}consistency: proof of \d+ hashes shows the tree of size 6 is a prefix of the tree of size 15/,
     );
+  });
+
+  it("checks a tenant's token's events by their proofs, not as the whole log", async () => {
+    const result = await audit(["verify", "--url", url, "--api-key", TENANT_TOKEN, "--key", vkey]);
+    expect(result.stderr).toContain(
+      `the token reads tenant "acme"'s events only: checking them as --partial`,
+    );
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("ok    inclusion: 5 of 5 events proven");
+    expect(result.stdout).not.toContain("deleted");
   });
 
   it("warns when the key is taken from the service, and fails on a credential it refuses", async () => {

@@ -233,6 +233,12 @@ describe("proofs", () => {
         400,
         "treeSize must be a positive integer",
       ],
+      // Given empty (an unset variable): refused, not read as "the latest".
+      [
+        `/api/log/proof/inclusion?eventId=${created[0]?.eventId}&treeSize=`,
+        400,
+        "treeSize must be a positive integer",
+      ],
       [
         `/api/log/proof/inclusion?eventId=${created[0]?.eventId}&treeSize=1000`,
         404,

@@ -208,6 +208,9 @@ describe("tampering is detected and named", () => {
 /** Event ids by log index, from the list. */
 async function listIds(client: ReturnType<typeof createLogClient>): Promise<string[]> {
   const ids: string[] = [];
-  for await (const event of client.events()) ids[Number(event.logIndex)] = String(event.eventId);
+  for await (const item of client.events()) {
+    const event = item as Record<string, unknown>;
+    ids[Number(event.logIndex)] = String(event.eventId);
+  }
   return ids;
 }

@@ -1,0 +1,202 @@
+/**
+ * Reading the events an auditor verifies, from text: an NDJSON export (one event or
+ * tombstone per line), saved `GET /api/events` pages (`{"events": [...], ...}`, one per
+ * line or one pretty-printed document), or a JSON array of events.
+ *
+ * An event whose JSON gives one member name twice is not passed on as parsed: JSON.parse
+ * keeps the last value, other readers the first, so the verifier would vouch for content
+ * another tool shows differently (RFC 8785 takes I-JSON, which forbids duplicates). It
+ * becomes an `UnreadableEvent` naming the member, and the verifier fails that event.
+ */
+
+/** An input item that is not an event the verifier can read, with why. */
+export class UnreadableEvent {
+  constructor(
+    readonly problem: string,
+    readonly eventId?: string,
+  ) {}
+}
+
+/** The path (`context.geo.city`, `[2].actorId`) of the first member name given twice in a JSON text, if any. */
+export function duplicateMember(text: string): string | undefined {
+  const scanner = new DuplicateScanner(text);
+  try {
+    scanner.value("");
+  } catch (found) {
+    if (found instanceof DuplicateFound) return found.path;
+    throw found;
+  }
+  return undefined;
+}
+
+class DuplicateFound {
+  constructor(readonly path: string) {}
+}
+
+/** A scan of JSON text already known to parse: it looks at member names only. */
+class DuplicateScanner {
+  private at = 0;
+
+  constructor(private readonly text: string) {}
+
+  value(path: string): void {
+    this.space();
+    const c = this.text[this.at];
+    if (c === "{") this.object(path);
+    else if (c === "[") this.array(path);
+    else if (c === '"') this.string();
+    else this.scalar();
+  }
+
+  private object(path: string): void {
+    this.at++;
+    const names = new Set<string>();
+    this.space();
+    if (this.text[this.at] === "}") {
+      this.at++;
+      return;
+    }
+    for (;;) {
+      this.space();
+      const quoted = this.string();
+      const name = quoted.includes("\\") ? (JSON.parse(quoted) as string) : quoted.slice(1, -1);
+      const memberPath = path === "" ? name : `${path}.${name}`;
+      if (names.has(name)) throw new DuplicateFound(memberPath);
+      names.add(name);
+      this.space();
+      this.at++; // ":"
+      this.value(memberPath);
+      this.space();
+      if (this.text[this.at++] === "}") return;
+    }
+  }
+
+  private array(path: string): void {
+    this.at++;
+    this.space();
+    if (this.text[this.at] === "]") {
+      this.at++;
+      return;
+    }
+    for (let i = 0; ; i++) {
+      this.value(`${path}[${i}]`);
+      this.space();
+      if (this.text[this.at++] === "]") return;
+    }
+  }
+
+  /** Skips a string and returns its JSON text, quotes included. */
+  private string(): string {
+    const start = this.at;
+    this.at++;
+    for (;;) {
+      const c = this.text[this.at++];
+      if (c === "\\") this.at++;
+      else if (c === '"' || c === undefined) break;
+    }
+    return this.text.slice(start, this.at);
+  }
+
+  private scalar(): void {
+    while (this.at < this.text.length && !",]} \t\r\n".includes(this.text[this.at] as string)) {
+      this.at++;
+    }
+  }
+
+  private space(): void {
+    while (" \t\r\n".includes(this.text[this.at] ?? "x")) this.at++;
+  }
+}
+
+const TWICE = "twice: readers disagree on which value is the event's";
+
+/** An event parsed from its JSON text, or an UnreadableEvent when a member name repeats. */
+export function eventFromJson(text: string): unknown {
+  const value: unknown = JSON.parse(text);
+  const duplicate = duplicateMember(text);
+  if (duplicate === undefined) return value;
+  return new UnreadableEvent(`its JSON gives the member ${duplicate} ${TWICE}`, eventIdOf(value));
+}
+
+function eventIdOf(value: unknown): string | undefined {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return undefined;
+  const id = (value as Record<string, unknown>).eventId;
+  return typeof id === "string" ? id : undefined;
+}
+
+/** The events a page of GET /api/events or an array holds; undefined for anything else. */
+function itemsOf(value: unknown): { items: unknown[]; prefix: string } | undefined {
+  if (Array.isArray(value)) return { items: value, prefix: "" };
+  if (value === null || typeof value !== "object" || "eventId" in value) return undefined;
+  const { events } = value as Record<string, unknown>;
+  return Array.isArray(events) ? { items: events, prefix: "events" } : undefined;
+}
+
+/**
+ * The events of one JSON document (a line, or the whole text) parsed as `value`: a
+ * page's or an array's events one by one, an event as itself. A repeated member name
+ * fails only the event that holds it (the whole document when it is outside every event).
+ */
+function* eventsOfDocument(text: string, value: unknown): Generator<unknown> {
+  const duplicate = duplicateMember(text);
+  const list = itemsOf(value);
+  if (list === undefined) {
+    yield duplicate === undefined
+      ? value
+      : new UnreadableEvent(`its JSON gives the member ${duplicate} ${TWICE}`, eventIdOf(value));
+    return;
+  }
+  const culprit =
+    duplicate === undefined
+      ? undefined
+      : new RegExp(`^${list.prefix}\\[(\\d+)\\]\\.?`).exec(duplicate);
+  if (duplicate !== undefined && (culprit === null || culprit === undefined)) {
+    yield new UnreadableEvent(`the document gives the member ${duplicate} twice`);
+    return;
+  }
+  for (let i = 0; i < list.items.length; i++) {
+    const item = list.items[i];
+    if (culprit && duplicate !== undefined && i === Number(culprit[1])) {
+      const member = duplicate.slice(culprit[0].length);
+      yield new UnreadableEvent(`its JSON gives the member ${member} ${TWICE}`, eventIdOf(item));
+    } else {
+      yield item;
+    }
+  }
+}
+
+/**
+ * The events of a text as `audit verify --events` reads it: NDJSON (an export), one or
+ * more saved pages of GET /api/events, or one JSON document (a page, an array of events,
+ * pretty-printed or not). A byte order mark is skipped; blank lines and CRLF endings are
+ * fine. A line that is not JSON is passed on as a string (the verifier fails it).
+ */
+export function* eventsOfText(text: string): Generator<unknown> {
+  const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  const trimmed = body.trim();
+  if (trimmed === "") return;
+  // A whole document first (a pretty-printed page); NDJSON fails this at its first line end.
+  if (trimmed.startsWith("{") || trimmed.startsWith("[")) {
+    let whole: unknown;
+    try {
+      whole = JSON.parse(trimmed);
+    } catch {
+      whole = undefined;
+    }
+    if (whole !== undefined) {
+      yield* eventsOfDocument(trimmed, whole);
+      return;
+    }
+  }
+  for (const line of body.split("\n")) {
+    if (line.trim() === "") continue;
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch {
+      yield line;
+      continue;
+    }
+    yield* eventsOfDocument(line, value);
+  }
+}
