@@ -76,6 +76,11 @@ import { createTreeBackfill } from "./verifiable-log/tree-backfill.js";
 /** The services of the API, in the order of the proto files. */
 export const SERVICES = [IngestService, EventService, TokenService, AdminService, LogService];
 
+/** The RPC paths whose request streams as long as the client likes (not held to REQUEST_TIMEOUT_MS). */
+export const OPEN_ENDED_STREAMS: ReadonlySet<string> = new Set([
+  `/${IngestService.typeName}/${IngestService.method.ingestEvents.name}`,
+]);
+
 /** A built application, not yet listening. */
 export interface App {
   config: Config;
@@ -453,6 +458,7 @@ export async function createApp(
         return await listen(handler, {
           host: config.HOST,
           port: config.PORT,
+          openEndedStreams: OPEN_ENDED_STREAMS,
           ...(tls ? { tls } : {}),
         });
       } catch (error) {

@@ -285,6 +285,15 @@ export function createBulkIngestService(deps: BulkIngestDeps): BulkIngestService
         turn: Promise<void>,
         queuedNow: () => void,
       ): Promise<void> {
+        // The key is looked at again for every group, as for every Create Event (cached
+        // for API_KEY_CACHE_SECONDS): a key revoked while its stream is open stops
+        // writing, and its refusal ends the stream.
+        try {
+          await deps.authenticator.requireApiKey(credential);
+        } catch (error) {
+          for (const one of settlers) one.reject(error);
+          return;
+        }
         // The rate limit counts once more per STREAM_EVENTS_PER_ADMISSION events: a
         // refusal refuses the event that crossed the mark and those after it.
         let admitted = items.length;

@@ -85,6 +85,13 @@ export interface ListenOptions {
   maxConnections?: number;
   /** LISTEN_BACKLOG by default. */
   backlog?: number;
+  /**
+   * Paths of streams whose request is open-ended by design (a client-streaming RPC such
+   * as IngestEvents): not held to the request timeout, which would cut a busy stream. A
+   * session without any traffic is still closed after the request timeout, and such a
+   * stream holds one of the session's streams only with valid credentials (refused at open).
+   */
+  openEndedStreams?: ReadonlySet<string>;
 }
 
 type Handler = (req: NodeRequest, res: NodeResponse) => void;
@@ -129,8 +136,11 @@ export function connectionCap(filesLimit: number | undefined): number {
 /** Listens on `host:port` and serves `handler` over every protocol. */
 export async function listen(handler: Handler, options: ListenOptions): Promise<ListeningServer> {
   const requestTimeoutMs = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
+  const openEnded = options.openEndedStreams ?? new Set<string>();
   const requests = trackRequests((req, res) => {
-    if (req instanceof http2.Http2ServerRequest) limitStreamRequest(req, res, requestTimeoutMs);
+    if (req instanceof http2.Http2ServerRequest && !openEnded.has(pathOf(req.url))) {
+      limitStreamRequest(req, res, requestTimeoutMs);
+    }
     handler(req, res);
   });
   const servers = createServers(requests.serve, options);
@@ -155,6 +165,12 @@ export async function listen(handler: Handler, options: ListenOptions): Promise<
     port: typeof address === "object" && address ? address.port : options.port,
     close: (timeoutMs) => shutDown(servers, sessions, requests, timeoutMs),
   };
+}
+
+/** The path of a request target, without its query. */
+function pathOf(url: string): string {
+  const query = url.indexOf("?");
+  return query < 0 ? url : url.slice(0, query);
 }
 
 /** Requests in flight, counted so that shutdown can wait for the last. */
