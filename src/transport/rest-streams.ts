@@ -16,6 +16,10 @@
  * expires ends so, with 401's body).
  */
 import {
+  ExportEventsRequestSchema,
+  FollowEventsRequestSchema,
+} from "../../gen/audit/v1/events_pb.js";
+import {
   chunkEntries,
   type EventStreamOperations,
   type OpenedStream,
@@ -172,6 +176,14 @@ function queryJson(query: URLSearchParams, isExport: boolean): Record<string, st
   const json: Record<string, string> = {};
   for (const [name, value] of query) {
     if (!(isExport && name === "format")) json[name] = value;
+  }
+  // A field by its proto name (`tenant_id`) as the list takes it; its JSON name wins.
+  const schema = isExport ? ExportEventsRequestSchema : FollowEventsRequestSchema;
+  for (const field of schema.fields) {
+    const value = json[field.name];
+    if (field.name === field.jsonName || value === undefined) continue;
+    delete json[field.name];
+    json[field.jsonName] ??= value;
   }
   return json;
 }

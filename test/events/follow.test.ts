@@ -106,6 +106,21 @@ describe("follow", () => {
     }
   });
 
+  it("takes a filter by its proto name too, as the list does", async () => {
+    const stream = await openSse(streamUrl({ entity_id: "backlog-7" }), bearer(secret));
+    try {
+      expect(stream.status).toBe(200);
+      const [only] = await stream.until(eventCount(1));
+      await createEvents(server, secret, [validEvent({ entityId: "backlog-7" })], 1);
+      const events = await stream.until(eventCount(2));
+      const records = events.map((event) => JSON.parse(event.data) as Record<string, unknown>);
+      expect(records.map((record) => record.entityId)).toEqual(["backlog-7", "backlog-7"]);
+      expect(only).toBeDefined();
+    } finally {
+      stream.close();
+    }
+  });
+
   it("sends heartbeats on an idle stream", async () => {
     const { size } = await logSize();
     const stream = await openSse(streamUrl({ fromIndex: size }), bearer(secret));
