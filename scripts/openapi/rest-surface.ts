@@ -463,7 +463,7 @@ export const REST_SURFACE: Readonly<Record<string, MethodSurface>> = {
       },
       {
         status: 422,
-        description: `No event is valid, any is invalid with atomic=true, or the batch is not 1 to ${MAX_BATCH_EVENTS} events: every failing field of every event is listed, its path starting with the event's index.`,
+        description: `No event is valid, any is invalid with atomic=true (an event over 1 MB of JSON too), or the envelope is wrong (the body not an object: path []; events missing, not an array, or not 1 to ${MAX_BATCH_EVENTS} events: path ["events"]; atomic not a boolean: path ["atomic"]): every failing field of every event is listed, its path starting with the event's index.`,
         messages: [Messages.validationFailed],
         exact: true,
         validation: true,

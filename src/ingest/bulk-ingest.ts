@@ -37,6 +37,7 @@ import {
 } from "../store/batch-append.js";
 import type { EventStore, WriteResult } from "../store/events.js";
 import type { EventInput } from "../vocabulary/event-input.js";
+import { MAX_EVENT_BYTES } from "../vocabulary/json-limits.js";
 import { canonicalHash } from "./canonical-json.js";
 import { eventValidator } from "./event-input.js";
 import { canonicalEvent, eventBodyHash } from "./idempotency-hash.js";
@@ -375,11 +376,37 @@ interface CheckedItem {
 
 function validateItem(event: unknown, index: number): CheckedItem {
   const { value, issues } = eventValidator.validate(event);
+  // As large as a Create Event body may be, and no larger (measured without white space:
+  // the body's own spacing is the batch's).
+  if (issues.length === 0 && mayExceedEventBytes(value) && jsonBytesOver(event, MAX_EVENT_BYTES)) {
+    issues.push({
+      path: [],
+      message: `Event must be at most ${MAX_EVENT_BYTES} bytes of JSON, as a Create Event body`,
+      code: "too_big",
+    });
+  }
   return {
     index,
     input: value,
     issues: issues.map((issue) => ({ ...issue, path: [index, ...issue.path] })),
   };
+}
+
+/**
+ * Whether a valid event could take more than MAX_EVENT_BYTES: only with many changes.
+ * Each change is at most ~10.6 KB (`before` and `after` 5 KB each, a 256-character
+ * path), the context 10 KB and the other fields a few KB, so below 65 changes an event
+ * stays under 0.7 MB and is not serialized to be measured.
+ */
+function mayExceedEventBytes(input: EventInput): boolean {
+  return (input.changes?.length ?? 0) > 64;
+}
+
+/** Whether `value` written as JSON takes more than `limit` bytes of UTF-8. */
+function jsonBytesOver(value: unknown, limit: number): boolean {
+  const text = JSON.stringify(value) ?? "";
+  // A character takes at most 3 bytes (a surrogate pair 4 for 2): most texts need no count.
+  return text.length * 3 > limit && Buffer.byteLength(text, "utf8") > limit;
 }
 
 /**

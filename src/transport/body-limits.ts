@@ -6,6 +6,7 @@
 import { type DescMethod, getOption } from "@bufbuild/protobuf";
 import { IngestService } from "../../gen/audit/v1/ingest_pb.js";
 import { http as httpRule } from "../../gen/google/api/annotations_pb.js";
+import { MAX_NESTING } from "../vocabulary/json-limits.js";
 import { MAX_BODY_BYTES } from "./body.js";
 
 /** The limit of a batch of events: 5 MB. */
@@ -14,6 +15,14 @@ export const MAX_BATCH_BODY_BYTES = 5 * 1024 * 1024;
 const LIMITS: ReadonlyMap<DescMethod, number> = new Map([
   [IngestService.method.createEvents, MAX_BATCH_BODY_BYTES],
 ]);
+
+/**
+ * How deep a REST body of `method` may nest: a batch's events sit two levels down
+ * (`{"events": [...]}`), so that each may nest as deep as a Create Event body.
+ */
+export function restBodyNesting(method: DescMethod): number {
+  return method === IngestService.method.createEvents ? MAX_NESTING + 2 : MAX_NESTING;
+}
 
 /** The most bytes of a REST request body for `method`. */
 export function restBodyLimit(method: DescMethod): number {

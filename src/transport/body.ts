@@ -4,11 +4,11 @@
  * it is refused as soon as it does, never buffering more than the limit.
  */
 import { Messages, ServiceError } from "../errors.js";
-import { MAX_NESTING } from "../vocabulary/json-limits.js";
+import { MAX_EVENT_BYTES, MAX_NESTING } from "../vocabulary/json-limits.js";
 import type { NodeRequest } from "./node-http.js";
 
 /** The spec's request size limit: 1 MB. */
-export const MAX_BODY_BYTES = 1024 * 1024;
+export const MAX_BODY_BYTES = MAX_EVENT_BYTES;
 
 /** Reads the whole body, or throws a 413 ServiceError past `limit` bytes. */
 export async function readBody(req: NodeRequest, limit: number = MAX_BODY_BYTES): Promise<Buffer> {
@@ -64,6 +64,7 @@ export function parseJsonBody(
   contentType: string | undefined,
   body: Buffer,
   contentEncoding?: string,
+  maxNesting = MAX_NESTING,
 ): unknown {
   const [mediaType = "", ...params] = (contentType ?? "").split(";").map((p) => p.trim());
   if (mediaType.toLowerCase() !== "application/json") {
@@ -96,10 +97,10 @@ export function parseJsonBody(
   }
   // After parsing, so that malformed JSON keeps its own message. A body with no more
   // brackets than the limit cannot nest deeper: most bodies skip the scan.
-  if (bracketCount(text) > MAX_NESTING && nestingDepth(text) > MAX_NESTING) {
+  if (bracketCount(text) > maxNesting && nestingDepth(text) > maxNesting) {
     throw new ServiceError(
       "bad_request",
-      `Request body is nested more than ${MAX_NESTING} levels deep`,
+      `Request body is nested more than ${maxNesting} levels deep`,
     );
   }
   return parsed;

@@ -11,7 +11,7 @@ import type { Operation, OperationCall, Operations } from "../api/operation.js";
 import type { RequestFacts } from "../api/request-facts.js";
 import { Messages, ServiceError } from "../errors.js";
 import { parseJsonBody, readBody } from "./body.js";
-import { restBodyLimit } from "./body-limits.js";
+import { restBodyLimit, restBodyNesting } from "./body-limits.js";
 import {
   headerValue,
   type NodeRequest,
@@ -198,6 +198,7 @@ function requestJson(
       headerValue(req, "content-type"),
       body,
       headerValue(req, "content-encoding"),
+      restBodyNesting(route.method),
     );
     json = route.body === "*" ? parsed : { [route.body]: parsed };
     // Fields a route takes from the query string beside its body (?atomic=true).

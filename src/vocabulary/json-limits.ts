@@ -12,6 +12,12 @@
  */
 export const MAX_NESTING = 100;
 
+/**
+ * The most bytes of one event: a Create Event body (the spec's 1 MB), and each event of
+ * a batch or a stream, measured as its JSON without white space.
+ */
+export const MAX_EVENT_BYTES = 1024 * 1024;
+
 /** The message of a JSON number beyond the range of a double (`1e400`). */
 export const NUMBER_OUT_OF_RANGE =
   "Number out of range: it must fit in a 64-bit floating-point number";
