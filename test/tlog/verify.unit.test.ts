@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { toBase64 } from "../../src/tlog/bytes.js";
 import { signCheckpoint } from "../../src/tlog/checkpoint.js";
+import { eventsOfText } from "../../src/tlog/event-input.js";
 import { listedEventLeaf } from "../../src/tlog/leaf.js";
 import { createMemoryTree, type MemoryTree } from "../../src/tlog/memory-tree.js";
 import { createNodeLogCrypto } from "../../src/tlog/node-crypto.js";
@@ -386,5 +387,120 @@ describe("verifyLog names what was tampered with", () => {
       "event x",
       "event #9 of the input",
     ]);
+  });
+});
+
+// What the verifier names when the input is not what an auditor would hope (outside audit
+// of 2026-11-28).
+describe("a changed event in a whole log, with a bundle of the consistency proof only", () => {
+  it("names the root first, one line for the events without proofs, and where the change lies", async () => {
+    const { events, tree, vkey, checkpointAt } = await log(12);
+    const bundle = {
+      inclusion: [],
+      consistency: [await serviceProofs(tree, events).consistency(5, 12)],
+    };
+    const changed = events.map((e, i) => (i === 8 ? { ...e, actorId: "user_43" } : e));
+    const report = await verify({
+      verifierKey: vkey,
+      checkpoint: await checkpointAt(12),
+      earlierCheckpoint: await checkpointAt(5),
+      events: changed,
+      proofs: bundleProofSource(bundle),
+    });
+    expect(report.ok).toBe(false);
+    expect(report.failures[0]?.subject).toBe("checkpoint");
+    expect(report.failures[0]?.problem).toMatch(/another root/);
+    const events12 = report.failures.filter((f) => f.subject === "events");
+    expect(events12).toHaveLength(1);
+    expect(events12[0]?.problem).toMatch(/12 of 12 events have no inclusion proof/);
+    expect(report.failures.some((f) => /^event /.test(f.subject))).toBe(false);
+    // The change (logIndex 8) is after the earlier checkpoint's 5 events: those still hold.
+    expect(report.checked.join("\n")).toMatch(/first 5 leaves form a tree with the earlier/);
+    expect(report.checked.join("\n")).not.toMatch(/inclusion: 0 of/);
+  });
+
+  it("says the earlier checkpoint's events changed too when the change lies among them", async () => {
+    const { events, vkey, checkpointAt } = await log(12);
+    const changed = events.map((e, i) => (i === 2 ? { ...e, actorId: "mallory" } : e));
+    const report = await verify({
+      verifierKey: vkey,
+      checkpoint: await checkpointAt(12),
+      earlierCheckpoint: await checkpointAt(5),
+      events: changed,
+    });
+    expect(report.failures.map((f) => f.subject)).toEqual([
+      "checkpoint",
+      "earlier checkpoint",
+      "earlier checkpoint",
+    ]);
+    expect(report.failures[1]?.problem).toMatch(
+      /first 5 events do not form a tree with its root either/,
+    );
+  });
+});
+
+describe("a validly signed checkpoint with another root", () => {
+  it("names the checkpoint first, not the first event", async () => {
+    const { events, tree, signer, vkey } = await log(10);
+    const forged = await signCheckpoint(
+      crypto,
+      { origin: ORIGIN, size: 10, rootHash: new Uint8Array(32).fill(7) },
+      signer,
+    );
+    const report = await verify({
+      verifierKey: vkey,
+      checkpoint: forged,
+      events,
+      proofs: serviceProofs(tree, events),
+    });
+    expect(report.ok).toBe(false);
+    expect(report.failures[0]?.subject).toBe("checkpoint");
+    expect(report.failures[0]?.problem).toMatch(/no event's inclusion proof leads to its root/);
+  });
+});
+
+describe("events whose JSON gives a member name twice", () => {
+  it("fails the event that holds it, naming the member, and verifies the others", async () => {
+    const { events, vkey, checkpointAt } = await log(4);
+    const lines = events.map((e) => JSON.stringify(e));
+    // A forged actorId first; JSON.parse keeps the genuine last one, other readers the first.
+    lines[2] = (lines[2] ?? "").replace('{"eventId"', '{"actorId":"mallory","eventId"');
+    lines[3] = (lines[3] ?? "").replace('"path":"title"', '"path":"body","path":"title"');
+    const report = await verify({
+      verifierKey: vkey,
+      checkpoint: await checkpointAt(4),
+      events: eventsOfText(lines.join("\n")),
+      complete: false,
+      proofs: serviceProofs(createMemoryTree(crypto), []),
+    });
+    const named = report.failures.filter((f) => /twice/.test(f.problem));
+    expect(named.map((f) => f.subject)).toEqual([
+      `event ${String(events[2]?.eventId)}`,
+      `event ${String(events[3]?.eventId)}`,
+    ]);
+    expect(named[0]?.problem).toMatch(/member actorId twice/);
+    expect(named[1]?.problem).toMatch(/member changes\[0\]\.path twice/);
+  });
+});
+
+describe("erased events", () => {
+  it("are listed by logIndex, id and erasure time, for the auditor to match with erasure records", async () => {
+    const { events, tree, vkey, checkpointAt } = await log(6);
+    const tombstone = {
+      eventId: events[3]?.eventId,
+      logIndex: 3,
+      receivedAt: events[3]?.receivedAt,
+      erasedAt: "2026-11-28T09:00:00.000Z",
+    };
+    const report = await verify({
+      verifierKey: vkey,
+      checkpoint: await checkpointAt(6),
+      events: events.map((e, i) => (i === 3 ? tombstone : e)),
+      proofs: serviceProofs(tree, events),
+    });
+    expect(report.failures).toEqual([]);
+    expect(report.checked.join("\n")).toContain(
+      `erased events (match them with your erasure records): event ${String(events[3]?.eventId)} (logIndex 3) at 2026-11-28T09:00:00.000Z`,
+    );
   });
 });
