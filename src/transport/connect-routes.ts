@@ -3,7 +3,7 @@
  * to its protocol-free operation with the facts the edge computed; an interceptor maps
  * errors at one boundary and hands the unexpected ones to the error reporter.
  */
-import { type DescMessage, type DescMethod, type Message, toJson } from "@bufbuild/protobuf";
+import { type DescMethod, type Message, toJson } from "@bufbuild/protobuf";
 import type {
   ConnectError,
   ConnectRouter,
@@ -13,12 +13,12 @@ import type {
 } from "@connectrpc/connect";
 import type { Operation, OperationReply, Operations, StreamOperations } from "../api/operation.js";
 import type { RequestFacts } from "../api/request-facts.js";
-import { Messages, ServiceError } from "../errors.js";
-import { NUMBER_OUT_OF_RANGE } from "../vocabulary/json-limits.js";
+import { ServiceError } from "../errors.js";
 import { rpcReadMaxBytes } from "./body-limits.js";
 import { factsOf, requestFactsKey } from "./connect-context.js";
 import { toConnectError } from "./connect-errors.js";
 import type { ErrorReporter } from "./error-reporter.js";
+import { lenientJson } from "./lenient-json.js";
 
 /** Registers every operation as an RPC. */
 export function connectRoutes(operations: Operations): (router: ConnectRouter) => void {
@@ -107,74 +107,15 @@ function requestJson(method: DescMethod, request: Message) {
   try {
     return toJson(method.input, request);
   } catch (error) {
-    if (holdsNonFiniteNumber(method.input, request)) {
-      throw new ServiceError("validation", Messages.validationFailed, {
-        issues: [{ path: [], message: NUMBER_OUT_OF_RANGE, code: "custom" }],
-      });
-    }
-    const detail = error instanceof Error ? error.message : "invalid request";
-    throw new ServiceError("bad_request", `Invalid request: ${detail}`);
-  }
-}
-
-// The types protobuf-es holds as JSON (Struct as a JsonObject) or as JSON-like messages.
-const JSON_TYPES = new Set([
-  "google.protobuf.Value",
-  "google.protobuf.Struct",
-  "google.protobuf.ListValue",
-]);
-
-/**
- * True when a google.protobuf.Value, Struct or ListValue in `message` holds NaN or an
- * infinity, which JSON cannot write (a double field may hold them: JSON writes "NaN").
- * Fields are walked by the descriptor; a JSON value's inside without recursion, as a
- * binary request may nest Values deeply.
- */
-function holdsNonFiniteNumber(desc: DescMessage, message: object): boolean {
-  const values = message as Record<string, unknown>;
-  for (const field of desc.fields) {
-    const held = values[field.oneof ? field.oneof.localName : field.localName];
-    const value = field.oneof
-      ? (held as { case?: string; value?: unknown } | undefined)?.case === field.localName
-        ? (held as { value?: unknown }).value
-        : undefined
-      : held;
-    if (value === undefined || value === null) continue;
-    const type =
-      field.fieldKind === "message"
-        ? field.message
-        : (field.fieldKind === "list" && field.listKind === "message") ||
-            (field.fieldKind === "map" && field.mapKind === "message")
-          ? field.message
-          : undefined;
-    if (type === undefined) continue;
-    const items =
-      field.fieldKind === "message"
-        ? [value]
-        : Array.isArray(value)
-          ? value
-          : Object.values(value as Record<string, unknown>);
-    for (const item of items) {
-      if (typeof item !== "object" || item === null) continue;
-      if (
-        JSON_TYPES.has(type.typeName) ? jsonHoldsNonFinite(item) : holdsNonFiniteNumber(type, item)
-      ) {
-        return true;
-      }
+    // A non-finite number or a Value without a kind: written as held, for validation to
+    // refuse that field (lenient-json.ts).
+    try {
+      return lenientJson(method.input, request);
+    } catch {
+      const detail = error instanceof Error ? error.message : "invalid request";
+      throw new ServiceError("bad_request", `Invalid request: ${detail}`);
     }
   }
-  return false;
-}
-
-/** True when a JSON value (or a Value message's tree) holds a number that is not finite. */
-function jsonHoldsNonFinite(root: unknown): boolean {
-  const pending: unknown[] = [root];
-  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-    if (typeof next === "number" && !Number.isFinite(next)) return true;
-    if (typeof next !== "object" || next === null || ArrayBuffer.isView(next)) continue;
-    for (const child of Array.isArray(next) ? next : Object.values(next)) pending.push(child);
-  }
-  return false;
 }
 
 /** Maps thrown errors to ConnectErrors at the boundary of every RPC; reports the unexpected. */

@@ -10,8 +10,12 @@
  *   record; over Connect and gRPC (Infinity or NaN in a binary google.protobuf.Value),
  *   InvalidArgument with the same message rather than an internal error.
  */
+
+import { create, fromJson, toJson } from "@bufbuild/protobuf";
+import { ListValueSchema, ValueSchema } from "@bufbuild/protobuf/wkt";
 import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ChangeSchema, EventSchema } from "../../gen/audit/v1/event_pb.js";
 import { IngestService } from "../../gen/audit/v1/ingest_pb.js";
 import { BadRequestSchema } from "../../gen/google/rpc/error_details_pb.js";
 import { fromBase64 } from "../../src/tlog/bytes.js";
@@ -165,13 +169,64 @@ describe("numbers beyond a double over Connect and gRPC", () => {
         const [badRequest] = error?.findDetails(BadRequestSchema) ?? [];
         expect(badRequest?.fieldViolations).toEqual([
           expect.objectContaining({
-            field: "",
+            field: "context.n",
             description: "Number out of range: it must fit in a 64-bit floating-point number",
             reason: "custom",
           }),
         ]);
       }
       expect(await listedEvents(server, bearer(key.secret), { actorId })).toEqual([]);
+    },
+  );
+
+  it.each(Object.keys(protocols) as (keyof typeof protocols)[])(
+    "%s: a batch stores its valid events and refuses, as its own item, one with NaN or a Value without a kind",
+    async (name) => {
+      const client = rpcClient(IngestService, server.url, protocols[name]);
+      const headers = bearer(key.secret);
+      const actorId = `rpc-batch-numbers-${name}`;
+      const kindless = create(EventSchema, {
+        ...(fromJson(EventSchema, validEvent({ actorId }) as never) as object),
+        changes: [
+          create(ChangeSchema, {
+            op: "set",
+            path: "p",
+            before: create(ValueSchema),
+            after: create(ValueSchema, { kind: { case: "numberValue", value: 1 } }),
+          }),
+        ],
+      });
+      const reply = await client.createEvents(
+        {
+          events: [
+            validEvent({ actorId, context: { n: Number.NaN } }),
+            validEvent({ actorId }),
+            kindless,
+          ] as never,
+        },
+        { headers },
+      );
+      const results = reply.results.map((result) => ({
+        stored: result.eventId !== undefined,
+        details: result.details.map((issue) => ({
+          path: toJson(ListValueSchema, issue.path as never),
+          message: issue.message,
+        })),
+      }));
+      expect(results).toEqual([
+        {
+          stored: false,
+          details: [
+            {
+              path: [0, "context", "n"],
+              message: "Number out of range: it must fit in a 64-bit floating-point number",
+            },
+          ],
+        },
+        { stored: true, details: [] },
+        { stored: false, details: [{ path: [2, "changes", 0, "before"], message: "Required" }] },
+      ]);
+      expect(await listedEvents(server, bearer(key.secret), { actorId })).toHaveLength(1);
     },
   );
 });
