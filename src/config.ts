@@ -22,12 +22,36 @@ const base64Key = z
     "must be 32 bytes encoded in base64",
   );
 
+/**
+ * Whether a postgres:// URL parses as the driver will read it: a valid URL (a port in
+ * range), no fragment (an unencoded `#` in a password starts one), and a path of one
+ * database name (an unencoded `@` or `/` in a password moves the rest into the path).
+ * Checked here so that a bad value stops the start with exit 78 and a message that does
+ * not repeat it, instead of the driver's crash, which printed the URL with its password.
+ */
+function isDatabaseUrl(value: string): boolean {
+  // As postgres.js reads it: of a host list (`h1:5432,h2:5432`), the first.
+  const authority = value.slice(value.indexOf("://") + 3).split(/[?/]/)[0] ?? "";
+  const hosts = authority.slice(authority.indexOf("@") + 1);
+  let url: URL;
+  try {
+    url = new URL(value.replace(hosts, hosts.split(",")[0] ?? ""));
+  } catch {
+    return false;
+  }
+  return url.hash === "" && !url.pathname.slice(1).includes("/") && !url.pathname.includes("@");
+}
+
 const schema = z.object({
   PORT: integer(0, 65535).default(3000),
   HOST: z.string().min(1).default("0.0.0.0"),
   DATABASE_URL: z
     .string()
     .regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL")
+    .refine(
+      isDatabaseUrl,
+      "must be a postgres://user:password@host:port/database URL naming one database, with a '#', '@', '/' or '%' in the password percent-encoded (%23, %40, %2F, %25); the value is not shown, as it may hold the password",
+    )
     .optional(),
   REDIS_URL: z
     .string()

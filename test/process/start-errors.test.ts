@@ -84,6 +84,9 @@ function expectConfigError(ended: { code: number | null; stderr: string }, line:
   else expect(lines[0]).toMatch(line);
 }
 
+const DATABASE_URL_REFUSAL =
+  "Invalid configuration: DATABASE_URL must be a postgres://user:password@host:port/database URL naming one database, with a '#', '@', '/' or '%' in the password percent-encoded (%23, %40, %2F, %25); the value is not shown, as it may hold the password";
+
 const EMBEDDED_REFUSAL =
   "Invalid configuration: NODE_ENV=production without DATABASE_URL runs on the embedded database, whose writes are not fsynced (a machine crash may lose acknowledged events); set DATABASE_URL, or EMBEDDED_IN_PRODUCTION=1 to accept that";
 
@@ -143,6 +146,50 @@ describe("production mode and the embedded database", () => {
 });
 
 describe("a start the configuration makes impossible", () => {
+  it(
+    "a DATABASE_URL the driver cannot read (an unencoded # in the password): 78, the password not shown",
+    async () => {
+      const ended = await start({
+        DATABASE_URL: "postgres://audit:Tr0ub#dor@127.0.0.1:5432/audit",
+        MASTER_KEY: randomBytes(32).toString("base64"),
+        TOKEN_SIGNING_KEY: randomBytes(32).toString("base64"),
+      });
+      expectConfigError(
+        ended,
+        /^Invalid configuration: DATABASE_URL must be a postgres:\/\/user:password@host:port\/database URL/,
+      );
+      expect(ended.stderr).not.toContain("Tr0ub");
+    },
+    START_TIMEOUT_MS,
+  );
+
+  it("DATABASE_URL values whose password would be read wrongly are refused without repeating them", () => {
+    for (const url of [
+      "postgres://audit:Tr0ub#dor@127.0.0.1:5432/audit",
+      "postgres://postgres:S3cret@127.0.0.1:99999/x",
+      "postgres://audit:p@ss/w0rd@127.0.0.1:5432/audit",
+      "postgres://audit:pa/ss@127.0.0.1:5432/audit",
+    ]) {
+      let message = "";
+      try {
+        loadConfig({ DATABASE_URL: url });
+      } catch (error) {
+        message = (error as Error).message;
+      }
+      // One fixed text, whatever the value: nothing of it (the password) repeated.
+      expect(message, url).toBe(DATABASE_URL_REFUSAL);
+    }
+    for (const url of [
+      "postgres://audit:Tr0ub%23dor@127.0.0.1:5432/audit",
+      "postgresql://u@127.0.0.1/db",
+      "postgres://u:p%40ss%2Fw@db.internal:6432/audit?sslmode=require",
+      "postgres:///audit?host=/var/run/postgresql",
+      "postgres://u:p@db1:5432,db2:5432/audit?target_session_attrs=read-write",
+    ]) {
+      expect(loadConfig({ DATABASE_URL: url }).DATABASE_URL).toBe(url);
+    }
+  });
+
   it(
     "an unreadable TLS file: 78, naming the variable and the file",
     async () => {
