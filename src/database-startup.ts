@@ -145,6 +145,9 @@ function codeOf(error: unknown): string | undefined {
 
 function notReached(error: unknown): boolean {
   const code = codeOf(error);
+  // A refusal no retry fixes stops the start, though a request meeting it later is
+  // answered 503 like any lost connection (errors.ts).
+  if (code !== undefined && Object.hasOwn(REFUSED_FOR_GOOD, code)) return false;
   return isConnectionFailure(error) || (code !== undefined && NOT_REACHED.has(code));
 }
 

@@ -79,22 +79,42 @@ export const Messages = {
   twoIdempotencyKeys: "Ambiguous request: more than one Idempotency-Key header",
 } as const;
 
+// Errors of the connection, not of a statement: the network's, the driver's, and the
+// server's refusals of a connection (PostgreSQL SQLSTATE).
+const CONNECTION_ERRNOS = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "EPIPE",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "CONNECT_TIMEOUT",
+  "CONNECTION_CLOSED",
+  "CONNECTION_ENDED",
+  "CONNECTION_DESTROYED",
+]);
+const CONNECTION_SQLSTATES = new Set([
+  "57P01", // admin_shutdown
+  "57P02", // crash_shutdown
+  "57P03", // cannot_connect_now (starting up, shutting down, in recovery)
+  "53300", // too_many_connections
+  "3D000", // invalid_catalog_name: the database is gone
+  "28000", // invalid_authorization_specification: the role may no longer log in
+  "28P01", // invalid_password: the password was changed
+]);
+
 /** True when the error means the database could not be reached (not a query bug). */
 export function isConnectionFailure(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const code = (error as { code?: unknown }).code;
-  return (
-    code === "ECONNREFUSED" ||
-    code === "ECONNRESET" ||
-    code === "ETIMEDOUT" ||
-    code === "EPIPE" ||
-    code === "CONNECT_TIMEOUT" ||
-    code === "CONNECTION_CLOSED" ||
-    code === "CONNECTION_ENDED" ||
-    code === "CONNECTION_DESTROYED" ||
-    code === "57P01" || // admin_shutdown
-    code === "57P03" // cannot_connect_now
-  );
+  if (typeof code !== "string") return false;
+  if (CONNECTION_ERRNOS.has(code) || CONNECTION_SQLSTATES.has(code)) return true;
+  // Class 08: connection exception.
+  if (code.startsWith("08")) return true;
+  // 55000 is also a statement's error; as a refusal of connections, it says so.
+  return code === "55000" && /not currently accepting connections/.test(error.message);
 }
 
 /**

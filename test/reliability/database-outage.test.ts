@@ -11,6 +11,7 @@
  * PostgreSQL only (DATABASE_URL): the embedded PGlite lives inside the process.
  */
 import { randomBytes } from "node:crypto";
+import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OUTAGE_STARTED } from "../../src/transport/error-reporter.js";
 import {
@@ -24,6 +25,7 @@ import {
   type Sent,
   type Service,
   type Storage,
+  send,
   sleep,
   startLoad,
   startService,
@@ -313,5 +315,56 @@ describe.runIf(databaseUrl)("PostgreSQL terminates the service's connections", (
     // Every request is stored (acknowledged or retried to success): as many rows as
     // requests is one each.
     expect(afterRetries.rows).toBe(observed.sent.length);
+  });
+});
+
+describe.runIf(databaseUrl)("PostgreSQL refuses the service's new connections", () => {
+  // A database that does not allow connections (ALTER DATABASE … allow_connections false,
+  // SQLSTATE 55000), as during maintenance: once its connections are gone, every request
+  // is refused with 503, as for a database that cannot be reached, not 500.
+  let storage: Storage | undefined;
+  let service: Service | undefined;
+  let refused: Awaited<ReturnType<typeof send>>[] = [];
+  let after: Awaited<ReturnType<typeof send>> | undefined;
+  let admin: postgres.Sql | undefined;
+
+  beforeAll(async () => {
+    storage = await createStorage();
+    const adminToken = randomBytes(24).toString("hex");
+    service = await startService(storage, adminToken, ENV);
+    const { secret } = await provision(service.url, adminToken);
+    const body = JSON.stringify({ actionKey: "a.b", entityType: "e", entityId: "o", actorId: "x" });
+    expect((await send(service.url, secret, { key: "before", body })).status).toBe(201);
+    // From another database: a database cannot disallow connections to itself.
+    admin = postgres(databaseUrl ?? "", { max: 1, onnotice: () => {} });
+    await admin.unsafe(`alter database "${storage.database}" allow_connections false`);
+    await admin.unsafe(
+      "select pg_terminate_backend(pid) from pg_stat_activity where datname = $1",
+      [storage.database ?? ""],
+    );
+    await sleep(300);
+    refused = [];
+    for (let i = 0; i < 4; i++)
+      refused.push(await send(service.url, secret, { key: `during-${i}`, body }));
+    await admin.unsafe(`alter database "${storage.database}" allow_connections true`);
+    for (let i = 0; i < 50; i++) {
+      after = await send(service.url, secret, { key: "after", body });
+      if (after.status === 201) break;
+      await sleep(200);
+    }
+  });
+
+  afterAll(async () => {
+    await storage
+      ?.query(`alter database "${storage.database}" allow_connections true`)
+      .catch(() => {});
+    await service?.kill();
+    await storage?.cleanup();
+  });
+
+  it("answers 503 with the JSON error while refused, and 201 again once allowed", () => {
+    expect(refused.map((r) => r.status)).toEqual([503, 503, 503, 503]);
+    for (const r of refused) expect(JSON.parse(r.responseBody)).toEqual(UNAVAILABLE);
+    expect(after?.status).toBe(201);
   });
 });
