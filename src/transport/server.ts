@@ -178,32 +178,39 @@ interface RequestTracker {
   /** Serves a request through the handler, counting it until its response closes. */
   serve: Handler;
   isClosing(): boolean;
-  /** Marks the server closing (new responses do not keep their connection alive). */
+  /** Marks the server closing (responses not yet started do not keep their connection alive). */
   close(): void;
   /** Resolves once no request is in flight. */
   drained(): Promise<void>;
 }
 
 function trackRequests(handler: Handler): RequestTracker {
-  let inFlight = 0;
+  const inFlight = new Set<NodeResponse>();
   let closing = false;
   const idleWaiters: (() => void)[] = [];
+  // An HTTP/1.1 response not yet started when closing begins says `Connection: close`, so
+  // that its client does not send the next request on a connection about to be closed
+  // (which it would see reset, not knowing whether its event was stored).
+  const closeAfter = (res: NodeResponse) => {
+    if ("shouldKeepAlive" in res && !res.headersSent) res.shouldKeepAlive = false;
+  };
   return {
     serve(req, res) {
-      inFlight++;
-      if (closing && "shouldKeepAlive" in res) res.shouldKeepAlive = false;
+      inFlight.add(res);
+      if (closing) closeAfter(res);
       res.once("close", () => {
-        inFlight--;
-        if (inFlight === 0) for (const wake of idleWaiters.splice(0)) wake();
+        inFlight.delete(res);
+        if (inFlight.size === 0) for (const wake of idleWaiters.splice(0)) wake();
       });
       handler(req, res);
     },
     isClosing: () => closing,
     close() {
       closing = true;
+      for (const res of inFlight) closeAfter(res);
     },
     drained: () =>
-      inFlight === 0
+      inFlight.size === 0
         ? Promise.resolve()
         : new Promise<void>((resolve) => idleWaiters.push(resolve)),
   };

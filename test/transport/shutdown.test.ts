@@ -22,6 +22,8 @@ const API_KEY_IN_TEXT = /pk_(test|live)_[A-Za-z0-9_-]{16,}/;
 interface Answer {
   status: number;
   body: string;
+  /** The Connection header of an HTTP/1.1 answer. */
+  connection?: string | undefined;
 }
 
 /** Writes `body` in `parts` pieces, `gapMs` apart, through `write`, then `end`s. */
@@ -56,6 +58,8 @@ function slowH1Post(port: number, secret: string, requestId: string): Promise<An
           "content-length": Buffer.byteLength(body),
           authorization: `Bearer ${secret}`,
           "x-request-id": requestId,
+          // A keep-alive connection, as a client pool keeps (without an agent, node would ask to close).
+          connection: "keep-alive",
         },
       },
       (response) => {
@@ -64,7 +68,13 @@ function slowH1Post(port: number, secret: string, requestId: string): Promise<An
         response.on("data", (chunk: string) => {
           text += chunk;
         });
-        response.on("end", () => resolve({ status: response.statusCode ?? 0, body: text }));
+        response.on("end", () =>
+          resolve({
+            status: response.statusCode ?? 0,
+            body: text,
+            connection: response.headers.connection,
+          }),
+        );
         response.on("error", reject);
       },
     );
@@ -228,6 +238,12 @@ describe("graceful shutdown of the service process on SIGTERM", () => {
     for (const answer of observed.answers) {
       expect((JSON.parse(answer.body) as { eventId: string }).eventId).toMatch(/^[0-9a-f-]{36}$/);
     }
+  });
+
+  it("answers the in-flight HTTP/1.1 requests with Connection: close, so no client reuses a connection being closed", () => {
+    const h1 = observed.answers.filter((answer) => answer.connection !== undefined);
+    expect(h1).toHaveLength(3);
+    expect(h1.map((answer) => answer.connection)).toEqual(["close", "close", "close"]);
   });
 
   it("exits with code 0 and nothing on stderr", () => {
