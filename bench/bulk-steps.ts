@@ -60,7 +60,12 @@ const authenticator: Authenticator = {
   requireReader: unused,
   invalidate: unused,
 };
-const keyring: Keyring = { newProjectKeys: unused, rotate: unused, forProject: async () => keys };
+const keyring: Keyring = {
+  newProjectKeys: unused,
+  rotate: unused,
+  forProject: async () => keys,
+  opensStoredKeys: async () => true,
+};
 
 const events = Array.from({ length: 1000 }, (_, i) => sampleEvent(i));
 const batchBodies = Array.from({ length: 10 }, (_, b) =>

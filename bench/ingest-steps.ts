@@ -61,7 +61,12 @@ const authenticator: Authenticator = {
   requireReader: unused,
   invalidate: unused,
 };
-const keyring: Keyring = { newProjectKeys: unused, rotate: unused, forProject: async () => keys };
+const keyring: Keyring = {
+  newProjectKeys: unused,
+  rotate: unused,
+  forProject: async () => keys,
+  opensStoredKeys: async () => true,
+};
 
 const results: Record<string, number> = {};
 

@@ -433,8 +433,27 @@ export async function createApp(
     // Erasures left pending by a crash (here or on another instance) are completed.
     erasure.start();
   };
-  if (startup.reachedAtStart) await startBackground();
-  else startup.ready.then(startBackground, () => {});
+  // Nothing is served from, or written to, a database whose keys the master key does not
+  // open (a wrong secret in a deployment): its requests would all fail, and the log
+  // would co-sign checkpoints with the key derived from the wrong secret.
+  const ready = startup.ready.then(async () => {
+    if (!(await keyring.opensStoredKeys())) {
+      throw new ConfigError(
+        "Invalid configuration: MASTER_KEY does not open the keys stored in the database: it is not the key its data was written with",
+      );
+    }
+  });
+  if (startup.reachedAtStart) {
+    try {
+      await ready;
+    } catch (error) {
+      await startup.db.close().catch(() => {});
+      throw error;
+    }
+    await startBackground();
+  } else {
+    ready.then(startBackground, () => {});
+  }
 
   return {
     config,
@@ -465,7 +484,7 @@ export async function createApp(
         throw listenError(error, config);
       }
     },
-    databaseReady: startup.ready,
+    databaseReady: ready,
     endStreams: () => streamsEnd.abort(),
     async close() {
       closed = true;

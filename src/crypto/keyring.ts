@@ -30,6 +30,12 @@ export interface Keyring {
    * that transaction holds, a read outside it would wait for it forever).
    */
   forProject(projectId: string, via?: Queryable): Promise<ProjectKeys>;
+  /**
+   * Whether the master key opens the keys stored in the database (those of its newest
+   * project; true with no project yet): false when the database was written with
+   * another MASTER_KEY.
+   */
+  opensStoredKeys(): Promise<boolean>;
 }
 
 interface CachedProject {
@@ -140,6 +146,19 @@ export function createKeyring(options: KeyringOptions): Keyring {
       cache.delete(projectId);
       return version;
     },
+    async opensStoredKeys() {
+      const [project] = await db.query<{ id: string; wrapped_index_key: Uint8Array }>(
+        "select id, wrapped_index_key from projects order by created_at desc limit 1",
+      );
+      if (!project) return true;
+      try {
+        open(masterKey, project.wrapped_index_key, indexKeyAad(project.id));
+        return true;
+      } catch {
+        return false;
+      }
+    },
+
     async forProject(projectId, via = db) {
       const cached = cache.get(projectId);
       if (cached && now() - cached.loadedAt < ttl) return view(cached, via);

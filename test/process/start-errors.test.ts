@@ -282,6 +282,40 @@ describe("a start the configuration makes impossible", () => {
     START_TIMEOUT_MS,
   );
 
+  it(
+    "a MASTER_KEY that does not open the keys stored in the database: 78, nothing served or signed",
+    async () => {
+      const storage = await createIsolatedStorage();
+      storages.push(storage);
+      const secrets = {
+        MASTER_KEY: randomBytes(32).toString("base64"),
+        TOKEN_SIGNING_KEY: randomBytes(32).toString("base64"),
+      };
+      const first = await spawnService(secrets, { storageEnv: storage.env });
+      try {
+        const admin = createAdminClient(`http://127.0.0.1:${first.port}`, first.adminToken);
+        await admin.createProject({ name: "keys", plan: Plan.PRO });
+        first.child.kill("SIGTERM");
+        await first.exited;
+        const ended = await start({
+          ...storage.env,
+          ...secrets,
+          MASTER_KEY: randomBytes(32).toString("base64"),
+        });
+        expectConfigError(
+          ended,
+          "Invalid configuration: MASTER_KEY does not open the keys stored in the database: it is not the key its data was written with",
+        );
+        // With the right key it starts again on the same data.
+        const again = await spawnService(secrets, { storageEnv: storage.env });
+        await again.cleanup();
+      } finally {
+        await first.cleanup();
+      }
+    },
+    START_TIMEOUT_MS * 2,
+  );
+
   it.skipIf(usingPostgres)(
     "a DATA_DIR another service process runs on: 78 before touching its database; taken over once that process is killed",
     async () => {
