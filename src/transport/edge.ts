@@ -11,6 +11,8 @@ import type { ConnectRouter } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { Logger } from "pino";
 import { EventService } from "../../gen/audit/v1/events_pb.js";
+import { file_google_rpc_error_details } from "../../gen/google/rpc/error_details_pb.js";
+import { file_google_rpc_status } from "../../gen/google/rpc/status_pb.js";
 import { Health } from "../../gen/grpc/health/v1/health_pb.js";
 import type { EventStreamOperations } from "../api/event-stream-operations.js";
 import type { Operations, StreamOperations } from "../api/operation.js";
@@ -128,7 +130,11 @@ export function createEdge(options: EdgeOptions): (req: NodeRequest, res: NodeRe
     if (streams) connectStreamRoutes(streams, reporter)(router);
   };
   const rpcServices = [...options.services, Health, ...REFLECTION_SERVICES];
-  const reflection = reflectionRoutes(createReflectionIndex(rpcServices));
+  // The error details (BadRequest, QuotaFailure, RetryInfo in a google.rpc.Status) are
+  // in no service's file: listed too, so that a reflection client can decode them.
+  const reflection = reflectionRoutes(
+    createReflectionIndex(rpcServices, [file_google_rpc_error_details, file_google_rpc_status]),
+  );
   const health = healthRoutes({
     services: rpcServices.map((service) => service.typeName),
     ready: () =>

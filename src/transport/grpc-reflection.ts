@@ -45,8 +45,15 @@ export interface ReflectionIndex {
   answer(request: ServerReflectionRequest, sent: Set<string>): Answer;
 }
 
-/** Indexes `services` (the ones listed) and every file they are declared in or import. */
-export function createReflectionIndex(services: readonly DescService[]): ReflectionIndex {
+/**
+ * Indexes `services` (the ones listed) and every file they are declared in or import,
+ * and `alsoFiles` (with their imports): types a client needs that no service file
+ * imports, such as the google.rpc error details the errors carry.
+ */
+export function createReflectionIndex(
+  services: readonly DescService[],
+  alsoFiles: readonly DescFile[] = [],
+): ReflectionIndex {
   const files = new Map<string, DescFile>();
   // By the file's path (`audit/v1/event.proto`); DescFile.name has no extension.
   const addFile = (file: DescFile) => {
@@ -55,6 +62,7 @@ export function createReflectionIndex(services: readonly DescService[]): Reflect
     for (const dependency of file.dependencies) addFile(dependency);
   };
   for (const service of services) addFile(service.file);
+  for (const file of alsoFiles) addFile(file);
   const registry = createRegistry(...files.values());
   const serialized = new Map<string, Uint8Array>();
   const bytesOf = (file: DescFile) => {

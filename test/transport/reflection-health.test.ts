@@ -187,6 +187,28 @@ describe("gRPC server reflection and health on the shared port", () => {
     expect(page.events[0]?.changes[0]?.after).toBe(2);
   });
 
+  it("resolves the google.rpc error details the errors carry, by symbol and by file", async () => {
+    const answers = await reflect(server.url, [
+      ...["google.rpc.BadRequest", "google.rpc.RetryInfo", "google.rpc.QuotaFailure"].map(
+        (symbol) => ({
+          host: "",
+          messageRequest: { case: "fileContainingSymbol" as const, value: symbol },
+        }),
+      ),
+      { host: "", messageRequest: { case: "fileByFilename", value: "google/rpc/status.proto" } },
+    ]);
+    expect(answers.map((answer) => answer.messageResponse.case)).toEqual(
+      Array(4).fill("fileDescriptorResponse"),
+    );
+    expect(filesOf(answers[0])[0]?.name).toBe("google/rpc/error_details.proto");
+    // Sent once per stream: the later symbols of the same file get it again (the file
+    // itself always comes back), with nothing else.
+    expect(filesOf(answers[1]).map((file) => file.name)).toEqual([
+      "google/rpc/error_details.proto",
+    ]);
+    expect(filesOf(answers[3])[0]?.name).toBe("google/rpc/status.proto");
+  });
+
   it("a reflection client receives the descriptors gen/ was built from, and calls the service with them", async () => {
     const answers = await reflect(server.url, [
       { host: "", messageRequest: { case: "listServices", value: "" } },
