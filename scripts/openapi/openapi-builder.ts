@@ -264,7 +264,7 @@ function operation(
     parameters.push({
       name: field.jsonName,
       in: inPath ? "path" : "query",
-      required: inPath,
+      required: inPath || (surface.requiredQuery?.includes(field.jsonName) ?? false),
       ...optionalText("description", comment(field)),
       schema: fieldSchema(field, "input", ref),
     });

@@ -62,6 +62,11 @@ export interface MethodSurface {
   }[];
   /** Who may call: API keys always; frontend tokens only where listed. */
   frontendToken: boolean;
+  /**
+   * Query parameters the operation refuses without (400): `required` in the document,
+   * although the proto field is optional (its absence is answered, not defaulted).
+   */
+  requiredQuery?: readonly string[];
   /** Query parameters beside a `*` body (the REST edge's `queryFields`). */
   query?: readonly { name: string; description: string; schema: JsonSchema }[];
   /** Request headers beyond the credentials and X-Request-Id. */
@@ -110,7 +115,10 @@ export const FIELD_LIMITS: Readonly<Record<string, Readonly<Record<string, JsonS
   "audit.v1.ExportEventsRequest": { ...LIST_FILTER_LIMITS, fromIndex: { default: 0 } },
   "audit.v1.FollowEventsRequest": { ...LIST_FILTER_LIMITS, fromIndex: { default: 0 } },
   // Published checkpoint sizes: positive, at most 2^53 - 1 (the service's bound).
-  "audit.v1.GetInclusionProofRequest": { treeSize: { minimum: 1, maximum: MAX_SAFE_SIZE } },
+  "audit.v1.GetInclusionProofRequest": {
+    eventId: { format: "uuid" },
+    treeSize: { minimum: 1, maximum: MAX_SAFE_SIZE },
+  },
   "audit.v1.GetConsistencyProofRequest": {
     from: { minimum: 1, maximum: MAX_SAFE_SIZE },
     to: { minimum: 1, maximum: MAX_SAFE_SIZE },
@@ -590,6 +598,7 @@ function logSurfaces(): Record<string, MethodSurface> {
     },
     "audit.v1.LogService.GetInclusionProof": {
       frontendToken: true,
+      requiredQuery: ["eventId"],
       success: [{ status: 200, description: "The event's leaf and its audit path." }],
       alwaysPresent: { hashes: "empty-array" },
       errors: [
@@ -610,7 +619,12 @@ function logSurfaces(): Record<string, MethodSurface> {
           status: 404,
           description:
             "No such event in the caller's log, no checkpoint of that size, or the event is newer than the checkpoint.",
-          messages: [LogMessages.eventNotFound, LogMessages.noCheckpoint],
+          messages: [
+            LogMessages.eventNotFound,
+            LogMessages.noCheckpoint,
+            "No checkpoint of tree size 1000 has been published",
+            "Event 01a2b3c4-0000-7000-8000-000000000000 (logIndex 13) is not in the checkpoint of tree size 12",
+          ],
           exact: false,
         },
         reader401,
@@ -621,6 +635,7 @@ function logSurfaces(): Record<string, MethodSurface> {
     },
     "audit.v1.LogService.GetConsistencyProof": {
       frontendToken: true,
+      requiredQuery: ["from", "to"],
       success: [{ status: 200, description: "The consistency proof between two published sizes." }],
       alwaysPresent: { hashes: "empty-array" },
       errors: [

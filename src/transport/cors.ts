@@ -24,7 +24,11 @@ const RPC_ALLOWED_HEADERS = headerList([
   ...connectCors.allowedHeaders,
 ]);
 /** The response headers such a call must read (gRPC-Web's status and its details). */
-const RPC_EXPOSED_HEADERS = headerList(["x-request-id", ...connectCors.exposedHeaders]);
+const RPC_EXPOSED_HEADERS = headerList([
+  "x-request-id",
+  "retry-after",
+  ...connectCors.exposedHeaders,
+]);
 /** How long a browser may cache a preflight answer, in seconds. */
 const PREFLIGHT_MAX_AGE = 600;
 
@@ -34,7 +38,7 @@ export interface CorsRoute {
   methods: readonly string[];
   /** Request headers it reads beyond CORS_ALLOWED_HEADERS (`last-event-id`). */
   allowHeaders?: readonly string[];
-  /** Response headers a page may read beyond `x-request-id` (`content-disposition`). */
+  /** Response headers a page may read beyond `x-request-id` and `retry-after` (`content-disposition`). */
   exposeHeaders?: readonly string[];
 }
 
@@ -81,7 +85,8 @@ export function createCors(options: CorsOptions): Cors {
         ...CORS_ALLOWED_HEADERS.split(", "),
         ...(route.allowHeaders ?? []),
       ]),
-      exposeHeaders: headerList(["x-request-id", ...(route.exposeHeaders ?? [])]),
+      // Retry-After: a 503 (the database, the integrator behind) says when to retry.
+      exposeHeaders: headerList(["x-request-id", "retry-after", ...(route.exposeHeaders ?? [])]),
     });
   }
   for (const path of options.procedures ?? []) {

@@ -71,6 +71,8 @@ describe("CORS", () => {
       expect(response.status).toBe(200);
       expect(response.headers.get("access-control-allow-origin")).toBe("*");
       expect(response.headers.get("access-control-expose-headers")).toMatch(/x-request-id/i);
+      // A 503's Retry-After too, which is not a CORS-safelisted response header.
+      expect(response.headers.get("access-control-expose-headers")).toMatch(/retry-after/i);
     });
 
     it("an error of the list endpoint carries it too, so the page can read the error", async () => {
@@ -255,6 +257,7 @@ describe("CORS", () => {
         expect(headerNames(headers.get("access-control-expose-headers"))).toEqual(
           expect.arrayContaining([
             "x-request-id",
+            "retry-after",
             "grpc-status",
             "grpc-message",
             "grpc-status-details-bin",
