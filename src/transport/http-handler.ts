@@ -206,7 +206,15 @@ export function createHttpHandler(deps: HttpHandlerDeps) {
 
   /** Everything else: the RPC paths, whose adapter answers unknown paths with a 404. */
   const serveRpc: Step = (x) => {
-    if (deps.procedures.has(x.path)) x.route = x.path;
+    if (deps.procedures.has(x.path)) {
+      x.route = x.path;
+      // Every procedure is called with POST (none is side-effect-free, for Connect's GET):
+      // any other method gets what a REST route answers, not the adapter's bare 405.
+      if (x.method !== "POST") {
+        sendJson(x.res, 405, { error: "Method not allowed" }, { allow: "POST" });
+        return true;
+      }
+    }
     if (isGrpcRequest(headerValue(x.req, "content-type"))) sendGrpcMessagesPlain(x.res);
     // The lean path runs no interceptors: a refused request goes to the adapter.
     if (!deps.https.refuses(x.facts) && deps.grpcUnary?.(x.req, x.res)) return true;

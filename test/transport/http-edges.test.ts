@@ -255,6 +255,21 @@ describe("HEAD", () => {
     },
   );
 
+  it.each(["GET", "PUT", "OPTIONS"])(
+    "%s on an RPC procedure is 405 listing POST, with the JSON error",
+    async (method) => {
+      for (const path of [
+        "/audit.v1.IngestService/CreateEvent",
+        "/audit.v1.AdminService/CreateProject",
+      ]) {
+        const response = await fetch(`${server.url}${path}`, { method });
+        expect(response.status, `${method} ${path}`).toBe(405);
+        expect(response.headers.get("allow")).toBe("POST");
+        expect(await response.json()).toEqual({ error: "Method not allowed" });
+      }
+    },
+  );
+
   it("405 on /api/events lists GET and HEAD", async () => {
     const response = await fetch(`${server.url}/api/events`, { method: "PUT" });
     expect(response.status).toBe(405);
