@@ -32,7 +32,8 @@ Commands:
   project set-plan <projectId> <free|start|pro>    change a project's plan (takes effect at once)
   project rotate-key <projectId>                   rotate the project's data key
   project set-retention <projectId> <days> [--env test|live]
-                                                   keep events <days> after receipt (0: for
+                                                   expire events <days> to <days>+1 after
+                                                   receipt, by whole UTC day (0: keep for
                                                    ever; without --env: both environments)
   key create <projectId> [--env test|live]         create an API key (the secret is shown once)
   key list <projectId>                             list a project's API keys
@@ -42,6 +43,7 @@ Commands:
   log key <projectId> [--env test|live]            the log's verifier key (for 'audit verify')
   events erase <projectId> [--env test|live] (--event-id <id>... | --actor-id <id> | --tenant-id <id>)
                [--dry-run] [--requested-by <who>]  erase events' content, keeping tombstones
+                                                   (in one environment: test unless --env live)
   erasures list <projectId>                        a project's erasure records, newest first
 
 Options:
@@ -195,9 +197,10 @@ async function main(argv: string[]): Promise<void> {
       return;
     }
     case "events erase": {
+      const environment = values.env ?? "test";
       const result = await client.eraseEvents({
         projectId: arg(0, "projectId"),
-        environment: choose(ENVIRONMENTS, values.env ?? "test", "--env"),
+        environment: choose(ENVIRONMENTS, environment, "--env"),
         eventIds: values["event-id"] ?? [],
         ...(values["actor-id"] !== undefined ? { actorId: values["actor-id"] } : {}),
         ...(values["tenant-id"] !== undefined ? { tenantId: values["tenant-id"] } : {}),
@@ -205,7 +208,8 @@ async function main(argv: string[]): Promise<void> {
         dryRun: values["dry-run"],
       });
       print(
-        `matched ${result.matched}, erased ${result.erased}${
+        // The environment named: "matched 0" in test says nothing of live.
+        `matched ${result.matched}, erased ${result.erased} in ${environment}${
           result.erasureId ? `  erasure=${result.erasureId}` : "  (dry run)"
         }`,
         toJson(EraseEventsResponseSchema, result),

@@ -204,4 +204,21 @@ describe("SetRetention over Connect and gRPC, and the CLI", () => {
     expect(usage.stderr).toContain("<days> must be a whole number");
     // Four CLI processes, each loading TypeScript: slow on a loaded machine.
   }, 120_000);
+
+  it("CLI: events erase names the environment it looked in (test unless --env live)", async () => {
+    const { projectId } = await server.provision();
+    const test = await cli("events", "erase", projectId, "--actor-id", "bob", "--dry-run");
+    expect(test.stdout).toBe("matched 0, erased 0 in test  (dry run)\n");
+    const live = await cli(
+      "events",
+      "erase",
+      projectId,
+      "--env",
+      "live",
+      "--actor-id",
+      "bob",
+      "--dry-run",
+    );
+    expect(live.stdout).toBe("matched 0, erased 0 in live  (dry run)\n");
+  }, 60_000);
 });
