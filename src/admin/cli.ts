@@ -276,8 +276,16 @@ function describeErasure(erasure: Erasure): string {
   return `${erasure.id}  env=${env}  ${selector}  by=${JSON.stringify(erasure.requestedBy)}  at=${erasure.requestedAt}  ${erasure.status}  matched=${erasure.matched} erased=${erasure.erased}`;
 }
 
+/** node's parseArgs refusals (an unknown option, a missing value): usage mistakes too. */
+function isParseArgsError(error: unknown): error is TypeError {
+  const code = (error as { code?: unknown } | null)?.code;
+  return (
+    error instanceof TypeError && typeof code === "string" && code.startsWith("ERR_PARSE_ARGS")
+  );
+}
+
 main(process.argv.slice(2)).catch((error: unknown) => {
-  if (error instanceof UsageError) {
+  if (error instanceof UsageError || isParseArgsError(error)) {
     process.stderr.write(`audit-admin: ${error.message}\n\n${USAGE}`);
     process.exit(2);
   }

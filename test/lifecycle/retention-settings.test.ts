@@ -220,5 +220,9 @@ describe("SetRetention over Connect and gRPC, and the CLI", () => {
       "--dry-run",
     );
     expect(live.stdout).toBe("matched 0, erased 0 in live  (dry run)\n");
+    // An unknown option is a usage mistake like the others: exit 2 with the usage.
+    const unknown = await cli("events", "erase", projectId, "--bogus-flag");
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/^audit-admin: Unknown option '--bogus-flag'[\s\S]*Usage/);
   }, 60_000);
 });
