@@ -41,15 +41,15 @@ describe("lenientJson", () => {
     expect(() => toJson(CreateEventsRequestSchema, request)).toThrow();
     const json = lenientJson(CreateEventsRequestSchema, request);
     expect(json.atomic).toBe(true);
-    const [written] = json.events as Record<string, unknown>[];
+    const written = (json.events as Record<string, unknown>[])[0] ?? {};
     expect(written).toMatchObject({
       actionKey: "a.b",
       entityType: "e",
       entityId: "i",
       actorId: "u",
     });
-    expect((written?.context as { n: number }).n).toBeNaN();
-    const [change] = written?.changes as Record<string, unknown>[];
+    expect((written.context as { n: number }).n).toBeNaN();
+    const [change] = written.changes as Record<string, unknown>[];
     expect(change).toEqual({
       op: "set",
       path: "p",
