@@ -28,10 +28,6 @@ const REFUSED_FOR_GOOD: Readonly<Record<string, string>> = {
   "42501": "the role lacks a permission the migrations need",
 };
 
-// Not reached yet, besides isConnectionFailure: the host does not resolve or route, the
-// server refuses more connections or is still starting.
-const NOT_REACHED = new Set(["ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "53300"]);
-
 const INITIAL_RETRY_MS = 500;
 const MAX_RETRY_MS = 30_000;
 // A still-unreachable database is logged again at most this often.
@@ -148,7 +144,9 @@ function notReached(error: unknown): boolean {
   // A refusal no retry fixes stops the start, though a request meeting it later is
   // answered 503 like any lost connection (errors.ts).
   if (code !== undefined && Object.hasOwn(REFUSED_FOR_GOOD, code)) return false;
-  return isConnectionFailure(error) || (code !== undefined && NOT_REACHED.has(code));
+  // The host not resolving or routing, too many connections, a server still starting:
+  // connection failures like a lost connection (errors.ts), retried.
+  return isConnectionFailure(error);
 }
 
 /** The ConfigError for a refusal no retry can fix; undefined for any other error. */
