@@ -8,6 +8,7 @@
  */
 import { readFile, writeFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
+import { decodeJwt } from "jose";
 import { eventsOfText } from "../tlog/event-input.js";
 import { createNodeLogCrypto } from "../tlog/node-crypto.js";
 import {
@@ -77,17 +78,11 @@ async function readText(path: string, what: string): Promise<string> {
  * its signature (the service checks that); anything else counts as unrestricted.
  */
 function tenantOfToken(credential: string): string | undefined {
-  const parts = credential.split(".");
-  if (parts.length !== 3) return undefined;
   try {
-    const claims: unknown = JSON.parse(Buffer.from(parts[1] ?? "", "base64url").toString("utf8"));
-    const tenant =
-      claims !== null && typeof claims === "object"
-        ? (claims as Record<string, unknown>).tenant
-        : undefined;
+    const { tenant } = decodeJwt(credential);
     return typeof tenant === "string" ? tenant : undefined;
   } catch {
-    return undefined;
+    return undefined; // not a JWT: an API key
   }
 }
 
