@@ -30,7 +30,7 @@ import { ServiceError } from "../errors.js";
 import type { ErrorReporter } from "./error-reporter.js";
 import { CSV_HEADER, csvRow, eventJson, tombstoneJson } from "./event-rendering.js";
 import { headerValue, type NodeRequest, type NodeResponse, sendJson } from "./node-http.js";
-import { refuseRepeated } from "./rest.js";
+import { queryFields } from "./rest.js";
 import { toRestError } from "./rest-errors.js";
 
 /** The paths served here. */
@@ -172,19 +172,9 @@ export function createRestStreams(
  * operation never sees it), a follow's is passed on for the operation to refuse.
  */
 function queryJson(query: URLSearchParams, isExport: boolean): Record<string, string> {
-  refuseRepeated(query);
-  const json: Record<string, string> = {};
-  for (const [name, value] of query) {
-    if (!(isExport && name === "format")) json[name] = value;
-  }
-  // A field by its proto name (`tenant_id`) as the list takes it; its JSON name wins.
   const schema = isExport ? ExportEventsRequestSchema : FollowEventsRequestSchema;
-  for (const field of schema.fields) {
-    const value = json[field.name];
-    if (field.name === field.jsonName || value === undefined) continue;
-    delete json[field.name];
-    json[field.jsonName] ??= value;
-  }
+  const json = queryFields(schema, query, true);
+  if (isExport) delete json.format;
   return json;
 }
 

@@ -4,7 +4,7 @@
  * become the request's JSON form, the operation runs, and its reply is rendered as
  * JSON. Errors become the spec's bodies in rest-errors.ts.
  */
-import type { DescMethod, DescService } from "@bufbuild/protobuf";
+import type { DescMessage, DescMethod, DescService } from "@bufbuild/protobuf";
 import { getOption, hasOption } from "@bufbuild/protobuf";
 import { http as httpRule } from "../../gen/google/api/annotations_pb.js";
 import type { Operation, OperationCall, Operations } from "../api/operation.js";
@@ -185,6 +185,31 @@ export function refuseRepeated(query: URLSearchParams): void {
   }
 }
 
+/**
+ * A request's fields from its query string, each by its JSON name or its proto name
+ * (`tenantId` or `tenant_id`; the JSON name wins), keyed by JSON name; a repeated
+ * parameter is refused. With `others`, parameters that are no field are kept as given,
+ * for the operation to refuse by name.
+ */
+export function queryFields(
+  input: DescMessage,
+  query: URLSearchParams,
+  others = false,
+): Record<string, string> {
+  refuseRepeated(query);
+  const fields: Record<string, string> = {};
+  const names = new Set<string>();
+  for (const field of input.fields) {
+    names.add(field.jsonName).add(field.name);
+    const value = query.get(field.jsonName) ?? query.get(field.name);
+    if (value !== null) fields[field.jsonName] = value;
+  }
+  if (others) {
+    for (const [name, value] of query) if (!names.has(name)) fields[name] = value;
+  }
+  return fields;
+}
+
 function requestJson(
   route: RestRoute,
   req: NodeRequest,
@@ -207,14 +232,8 @@ function requestJson(
       for (const field of fields) mergeQueryFlag(json as Record<string, unknown>, field, query);
     }
   } else {
-    // Without a body, query parameters are the request's fields (by JSON or proto name).
-    refuseRepeated(query);
-    const fields: Record<string, string> = {};
-    for (const field of route.method.input.fields) {
-      const value = query.get(field.jsonName) ?? query.get(field.name);
-      if (value !== null) fields[field.jsonName] = value;
-    }
-    json = fields;
+    // Without a body, query parameters are the request's fields.
+    json = queryFields(route.method.input, query);
   }
   if (route.variables.length > 0 && typeof json === "object" && json !== null) {
     Object.assign(json, variables);
