@@ -24,11 +24,12 @@ const RPC_ALLOWED_HEADERS = headerList([
   ...connectCors.allowedHeaders,
 ]);
 /** The response headers such a call must read (gRPC-Web's status and its details). */
-const RPC_EXPOSED_HEADERS = headerList([
-  "x-request-id",
-  "retry-after",
-  ...connectCors.exposedHeaders,
-]);
+/**
+ * The response headers every cross-origin answer exposes: the request id, and a 503's
+ * Retry-After (the database, the integrator behind), which is not CORS-safelisted.
+ */
+const EXPOSED_ALWAYS = ["x-request-id", "retry-after"];
+const RPC_EXPOSED_HEADERS = headerList([...EXPOSED_ALWAYS, ...connectCors.exposedHeaders]);
 /** How long a browser may cache a preflight answer, in seconds. */
 const PREFLIGHT_MAX_AGE = 600;
 
@@ -85,8 +86,7 @@ export function createCors(options: CorsOptions): Cors {
         ...CORS_ALLOWED_HEADERS.split(", "),
         ...(route.allowHeaders ?? []),
       ]),
-      // Retry-After: a 503 (the database, the integrator behind) says when to retry.
-      exposeHeaders: headerList(["x-request-id", "retry-after", ...(route.exposeHeaders ?? [])]),
+      exposeHeaders: headerList([...EXPOSED_ALWAYS, ...(route.exposeHeaders ?? [])]),
     });
   }
   for (const path of options.procedures ?? []) {
