@@ -112,8 +112,11 @@ const TWICE = "twice: readers disagree on which value is the event's";
 
 /** An event parsed from its JSON text, or an UnreadableEvent when a member name repeats. */
 export function eventFromJson(text: string): unknown {
-  const value: unknown = JSON.parse(text);
-  const duplicate = duplicateMember(text);
+  return checkedEvent(JSON.parse(text), duplicateMember(text));
+}
+
+/** `value`, or the UnreadableEvent naming its repeated member `duplicate`. */
+function checkedEvent(value: unknown, duplicate: string | undefined): unknown {
   if (duplicate === undefined) return value;
   return new UnreadableEvent(`its JSON gives the member ${duplicate} ${TWICE}`, eventIdOf(value));
 }
@@ -141,27 +144,23 @@ function* eventsOfDocument(text: string, value: unknown): Generator<unknown> {
   const duplicate = duplicateMember(text);
   const list = itemsOf(value);
   if (list === undefined) {
-    yield duplicate === undefined
-      ? value
-      : new UnreadableEvent(`its JSON gives the member ${duplicate} ${TWICE}`, eventIdOf(value));
+    yield checkedEvent(value, duplicate);
     return;
   }
+  // Which item holds the repeat: `events[3].actorId` (a page), `[3].actorId` (an array).
   const culprit =
     duplicate === undefined
       ? undefined
       : new RegExp(`^${list.prefix}\\[(\\d+)\\]\\.?`).exec(duplicate);
-  if (duplicate !== undefined && (culprit === null || culprit === undefined)) {
+  if (culprit === null) {
     yield new UnreadableEvent(`the document gives the member ${duplicate} twice`);
     return;
   }
   for (let i = 0; i < list.items.length; i++) {
     const item = list.items[i];
-    if (culprit && duplicate !== undefined && i === Number(culprit[1])) {
-      const member = duplicate.slice(culprit[0].length);
-      yield new UnreadableEvent(`its JSON gives the member ${member} ${TWICE}`, eventIdOf(item));
-    } else {
-      yield item;
-    }
+    yield culprit && i === Number(culprit[1])
+      ? checkedEvent(item, duplicate?.slice(culprit[0].length))
+      : item;
   }
 }
 
