@@ -47,6 +47,7 @@ import { listedEventLeaf, renderListedEvent } from "./listed-event-leaf.js";
 import { createDeriver, type DerivationWorker } from "./log/deriver.js";
 import { createIngestPushback } from "./log/ingest-pushback.js";
 import { createIntegrator } from "./log/integrator.js";
+import { createPlaintextCache } from "./log/plaintext-cache.js";
 import { createReadYourWrites } from "./log/read-your-writes.js";
 import { createMetrics, type Metrics } from "./observability/metrics.js";
 import { createBatchAppender } from "./store/batch-append.js";
@@ -239,11 +240,13 @@ export async function createApp(
           onWaited: (seconds) => metrics.pushbackWaited(seconds),
         })
       : undefined;
+  const plaintexts = createPlaintextCache();
   const integrator = createIntegrator({
     db,
     keyring,
     logger,
     deriver,
+    plaintexts,
     stages: verifiableLog ? [treeStage] : [],
     ...(db.driver === "pglite" ? { maxEventsPerPass: 1_000 } : {}),
     onPass: (result, elapsedMs) => {
@@ -286,12 +289,18 @@ export async function createApp(
   const events = createEventStore(
     db,
     db.driver === "pglite"
-      ? { quota: limits.quota, concurrency: 1, onAppended: () => integrator.nudge() }
+      ? {
+          quota: limits.quota,
+          concurrency: 1,
+          onAppended: () => integrator.nudge(),
+          onWriting: plaintexts.remember,
+        }
       : {
           quota: limits.quota,
           concurrency: 4,
           maxBatch: 64,
           onAppended: () => integrator.nudge(),
+          onWriting: plaintexts.remember,
         },
   );
   const eventCreated = (principal: KeyPrincipal) => {
@@ -331,6 +340,7 @@ export async function createApp(
     quota: limits.quota,
     concurrency: db.driver === "pglite" ? 1 : 4,
     onAppended: () => integrator.nudge(),
+    onWriting: plaintexts.remember,
   });
   const bulk = createBulkIngestService({
     authenticator,

@@ -6,10 +6,15 @@
  * (log/deriver.ts): the keys travel with the request, and nothing here reads the database.
  */
 import {
+  contextOfPlaintext,
+  type EventAddress,
   type EventIndexes,
   type EventPayload,
+  type EventPlaintext,
+  type OpenedPayload,
   openContext,
   openPayload,
+  payloadOfPlaintext,
 } from "../crypto/event-cipher.js";
 import type { ProjectKeys } from "../crypto/keyring.js";
 import type { ListedEvent } from "../events/reader-query.js";
@@ -21,13 +26,16 @@ export interface DerivationKeys {
   dataKeys: Map<number, Buffer>;
 }
 
-/** One journal row to derive. */
+/** One journal row to derive: its content sealed, or as this instance sealed it. */
 export interface DerivationRow {
   eventId: string;
   keyVersion: number;
-  payload: Uint8Array;
+  /** The sealed payload; undefined when `plaintext` is given. */
+  payload: Uint8Array | undefined;
   /** The context's ciphertext (null without a context, or when leaves are not asked for). */
   context: Uint8Array | null;
+  /** The texts the content was sealed from (log/plaintext-cache.ts): nothing to open. */
+  plaintext: EventPlaintext | undefined;
   occurredMicros: bigint;
   receivedAt: Date;
 }
@@ -82,6 +90,17 @@ export function millis(micros: bigint): number {
   return Number((micros - (((micros % 1000n) + 1000n) % 1000n)) / 1000n);
 }
 
+/** A row's payload and salt: from its plaintext when given, else opened. */
+function payloadOf(
+  keys: ProjectKeys,
+  at: EventAddress,
+  row: DerivationRow,
+): Promise<OpenedPayload> | OpenedPayload {
+  if (row.plaintext) return payloadOfPlaintext(row.plaintext.payload);
+  if (row.payload === undefined) throw new Error(`event ${row.eventId} came without content`);
+  return openPayload(keys, at, row.keyVersion, row.payload);
+}
+
 /**
  * Derives one log's rows. `yieldEvery`: on the requests' thread, let requests run every so
  * many events (a worker has nothing else to do).
@@ -100,7 +119,7 @@ export async function deriveLog(
       environment: request.environment,
       eventId: row.eventId,
     };
-    const opened = await openPayload(keys, at, row.keyVersion, row.payload);
+    const opened = await payloadOf(keys, at, row);
     let leaf: Uint8Array | undefined;
     if (leafOf) {
       leaf = await leafOf({
@@ -110,7 +129,9 @@ export async function deriveLog(
         logIndex: request.firstIndex + BigInt(i),
         salt: opened.salt,
         payload: opened.payload,
-        context: await openContext(keys, at, row.keyVersion, row.context),
+        context: row.plaintext
+          ? contextOfPlaintext(row.plaintext.context)
+          : await openContext(keys, at, row.keyVersion, row.context),
       });
     }
     derived.push({

@@ -197,7 +197,9 @@ function compactRequests(requests: readonly DerivationRequest[]): {
   const transfer: ArrayBuffer[] = [];
   let total = 0;
   for (const request of requests) {
-    for (const row of request.rows) total += row.payload.length + (row.context?.length ?? 0);
+    for (const row of request.rows) {
+      total += (row.payload?.length ?? 0) + (row.context?.length ?? 0);
+    }
   }
   const rowBytes = new Uint8Array(total);
   transfer.push(rowBytes.buffer);
@@ -221,7 +223,7 @@ function compactRequests(requests: readonly DerivationRequest[]): {
     },
     rows: request.rows.map((row) => ({
       ...row,
-      payload: place(row.payload),
+      payload: row.payload && place(row.payload),
       context: row.context && place(row.context),
     })),
   }));

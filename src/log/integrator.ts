@@ -19,7 +19,7 @@
  * takes it first).
  */
 import type { Logger } from "pino";
-import type { EventPayload } from "../crypto/event-cipher.js";
+import type { EventPayload, EventPlaintext } from "../crypto/event-cipher.js";
 import type { Keyring } from "../crypto/keyring.js";
 import type { Db, Queryable } from "../store/db.js";
 import {
@@ -38,6 +38,7 @@ import {
 } from "../store/log-integration.js";
 import type { DerivationRequest, DerivedEvent, DerivedLog } from "./derivation.js";
 import { createDeriver, type Deriver } from "./deriver.js";
+import type { PlaintextCache } from "./plaintext-cache.js";
 
 /** One event as sequenced by a pass. */
 export interface SequencedEvent {
@@ -54,6 +55,8 @@ export interface SequencedEvent {
   salt: Buffer;
   /** The context's ciphertext (null without a context, or when no stage asked for it). */
   context: Buffer | null;
+  /** The texts this instance sealed the event from, when it held them (then no ciphertext). */
+  plaintext: EventPlaintext | undefined;
   /** The event's leaf in its log's tree, when the deriver computes leaves. */
   leaf: Uint8Array | undefined;
 }
@@ -100,6 +103,11 @@ export interface IntegratorOptions {
    * this thread, without leaves.
    */
   deriver?: Deriver;
+  /**
+   * The plaintexts of the events this instance is writing: rows found there are neither
+   * read back nor opened (log/plaintext-cache.ts).
+   */
+  plaintexts?: PlaintextCache;
   /** Most events one pass sequences (shared between its logs). */
   maxEventsPerPass?: number;
   /** Most logs one pass takes. */
@@ -137,6 +145,8 @@ export function createIntegrator(options: IntegratorOptions): Integrator {
   const idleInterval = options.idleIntervalMs ?? 250;
   const withContext = stages.some((stage) => stage.needsContext === true);
   const deriver = options.deriver ?? createDeriver({ logger });
+  const { plaintexts } = options;
+  const takePlaintext = (eventId: string) => plaintexts?.take(eventId);
 
   let running: Promise<void> | undefined;
   let stopped = false;
@@ -153,7 +163,7 @@ export function createIntegrator(options: IntegratorOptions): Integrator {
       const busy = logs.length < candidates.length;
       if (logs.length === 0) return { integrated: 0, more: false, busy };
       const perLog = Math.max(100, Math.floor(maxEvents / logs.length));
-      const journal = await readJournal(tx, logs, horizon, perLog, withContext);
+      const journal = await readJournal(tx, logs, horizon, perLog, withContext, takePlaintext);
 
       const index: IndexRow[] = [];
       const advances: LogAdvance[] = [];
@@ -254,6 +264,7 @@ export function createIntegrator(options: IntegratorOptions): Integrator {
         payload,
         salt,
         context: row.context,
+        plaintext: row.plaintext,
         leaf,
       });
       index.push({

@@ -33,7 +33,7 @@ import type { Db, Queryable } from "./db.js";
 import { isRefusedValue } from "./group-commit.js";
 import { BLOBS, slices } from "./journal-append.js";
 import { retentionStamp } from "./retention.js";
-import { type QuotaPolicy, utcMonth } from "./write-model.js";
+import { type QuotaPolicy, utcMonth, type WritingListener } from "./write-model.js";
 
 /** One event of a batch, sealed. */
 export interface BatchEvent {
@@ -116,6 +116,8 @@ export interface BatchAppenderOptions {
   concurrency?: number;
   /** Called after an append that wrote events has committed (wakes the integrator). */
   onAppended?: () => void;
+  /** Called with a batch's events just before they are written (write-model.ts). */
+  onWriting?: WritingListener;
 }
 
 /** Creates the appender. */
@@ -139,6 +141,7 @@ export function createBatchAppender(db: Db, options: BatchAppenderOptions): Batc
     async append(batch) {
       await acquire();
       try {
+        options.onWriting?.(batch.events);
         let result: BatchAppendResult;
         try {
           result = batch.claim

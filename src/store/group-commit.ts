@@ -60,6 +60,7 @@ export function createGroupCommit(db: Db, options: EventStoreOptions): GroupComm
       );
       for (const key of keys) keysInFlight.add(key);
       running++;
+      options.onWriting?.(batch.map(({ event }) => event));
       void writeBatch(db, batch, options.quota).finally(() => {
         options.onAppended?.();
         for (const key of keys) keysInFlight.delete(key);

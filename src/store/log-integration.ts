@@ -18,6 +18,7 @@
  * connection dies. The pass reads, derives, writes and moves the position in one
  * transaction: a crash anywhere loses, repeats and skips nothing.
  */
+import type { EventPlaintext } from "../crypto/event-cipher.js";
 import type { Queryable } from "./db.js";
 
 // The class of the logs' advisory locks (migrations.ts holds another constant).
@@ -54,9 +55,12 @@ export interface JournalRow {
   /** The retention period stamped on the row: its partition (migration 12). */
   retentionDays: number;
   keyVersion: number;
-  payload: Buffer;
-  /** The context's ciphertext, when asked for and present. */
+  /** The sealed payload; undefined when `plaintext` stands for the content. */
+  payload: Buffer | undefined;
+  /** The context's ciphertext, when asked for and present (and no `plaintext`). */
   context: Buffer | null;
+  /** What this instance sealed for the event, when it still held it: nothing was read. */
+  plaintext: EventPlaintext | undefined;
 }
 
 /** The blind indexes of one event (crypto/event-cipher.ts EventIndexes). */
@@ -183,7 +187,10 @@ export async function lockLogs(tx: Queryable, lockIds: readonly number[]): Promi
 
 /**
  * Each log's journal rows after its position and below `horizon`, in (xid, id) order, at
- * most `perLog` of each; with their contexts when `withContext`.
+ * most `perLog` of each; with their contexts when `withContext`. A row whose plaintext
+ * `plaintextOf` has (what this instance sealed for it, log/plaintext-cache.ts) comes with
+ * that instead of its ciphertext, which is then not read: the rows are read without
+ * their content first, and only the others' content after, in a second statement.
  */
 export async function readJournal(
   tx: Queryable,
@@ -191,6 +198,7 @@ export async function readJournal(
   horizon: bigint,
   perLog: number,
   withContext: boolean,
+  plaintextOf: (eventId: string) => EventPlaintext | undefined = () => undefined,
 ): Promise<Map<number, JournalRow[]>> {
   const byLog = new Map<number, JournalRow[]>(logs.map((log) => [log.lockId, []]));
   if (logs.length === 0) return byLog;
@@ -203,13 +211,10 @@ export async function readJournal(
     received_at: Date;
     retention_days: number;
     key_version: number;
-    payload: Buffer;
-    context: Buffer | null;
   }>(
     `select l.lock_id, e.xid::text as xid, e.id, e.occurred_at::text as occurred_at,
             (extract(epoch from e.occurred_at) * 1000000)::int8::text as occurred_us,
-            e.received_at, e.retention_days, e.key_version, e.payload,
-            ${withContext ? "c.ciphertext" : "null::bytea"} as context
+            e.received_at, e.retention_days, e.key_version
        from unnest($1::int[], $2::uuid[], $3::text[], $4::text[], $5::uuid[])
               as l(lock_id, project_id, environment, after_xid, after_id)
       cross join lateral (
@@ -219,19 +224,6 @@ export async function readJournal(
            and e.xid < $6::xid8
          order by e.xid, e.id
          limit $7) as e
-      ${
-        // Each context by its whole key, whatever the statistics say: as a plain join the
-        // planner, with a fresh table's statistics, probed by the log alone and filtered
-        // on the event id, reading every context of the log for each event.
-        withContext
-          ? `left join lateral (
-               select c.ciphertext from event_contexts c
-                where c.project_id = l.project_id and c.environment = l.environment
-                  and c.event_id = e.id and c.retention_days = e.retention_days
-                  and c.received_at = e.received_at
-               offset 0) as c on true`
-          : ""
-      }
       order by l.lock_id, e.xid, e.id`,
     [
       logs.map((log) => log.lockId),
@@ -243,8 +235,13 @@ export async function readJournal(
       perLog,
     ],
   );
+  const logOf = new Map(logs.map((log) => [log.lockId, log]));
+  const unread: { log: LockedLog; row: JournalRow }[] = [];
   for (const row of rows) {
-    byLog.get(row.lock_id)?.push({
+    const log = logOf.get(row.lock_id);
+    if (log === undefined) continue;
+    const plaintext = plaintextOf(row.id);
+    const journalRow: JournalRow = {
       xid: BigInt(row.xid),
       eventId: row.id,
       occurredAtText: row.occurred_at,
@@ -252,11 +249,69 @@ export async function readJournal(
       receivedAt: row.received_at,
       retentionDays: row.retention_days,
       keyVersion: row.key_version,
-      payload: row.payload,
-      context: row.context,
-    });
+      payload: undefined,
+      context: null,
+      plaintext,
+    };
+    byLog.get(row.lock_id)?.push(journalRow);
+    if (plaintext === undefined) unread.push({ log, row: journalRow });
   }
+  if (unread.length > 0) await readContent(tx, unread, withContext);
   return byLog;
+}
+
+/**
+ * Reads the sealed payload (and context, when `withContext`) of journal rows read
+ * without them, each by its whole key, into the rows.
+ */
+async function readContent(
+  tx: Queryable,
+  unread: readonly { log: LockedLog; row: JournalRow }[],
+  withContext: boolean,
+): Promise<void> {
+  const contents = await tx.query<{ ord: string; payload: Buffer; context: Buffer | null }>(
+    `select k.ord::text as ord, e.payload,
+            ${withContext ? "c.ciphertext" : "null::bytea"} as context
+       from unnest($1::uuid[], $2::text[], $3::text[], $4::uuid[], $5::int[],
+                   $6::timestamptz[])
+              with ordinality as k(project_id, environment, xid, id, retention_days,
+                                   received_at, ord)
+      -- Each row and context by its whole key, whatever the statistics say (as a plain
+      -- join the planner, with a fresh table's statistics, may probe by the log alone).
+      cross join lateral (
+        select e.payload from events e
+         where e.project_id = k.project_id and e.environment = k.environment
+           and e.xid = k.xid::xid8 and e.id = k.id
+           and e.retention_days = k.retention_days and e.received_at = k.received_at
+        offset 0) as e
+      ${
+        withContext
+          ? `left join lateral (
+               select c.ciphertext from event_contexts c
+                where c.project_id = k.project_id and c.environment = k.environment
+                  and c.event_id = k.id and c.retention_days = k.retention_days
+                  and c.received_at = k.received_at
+               offset 0) as c on true`
+          : ""
+      }`,
+    [
+      unread.map(({ log }) => log.projectId),
+      unread.map(({ log }) => log.environment),
+      unread.map(({ row }) => String(row.xid)),
+      unread.map(({ row }) => row.eventId),
+      unread.map(({ row }) => row.retentionDays),
+      unread.map(({ row }) => row.receivedAt),
+    ],
+  );
+  for (const content of contents) {
+    const target = unread[Number(content.ord) - 1];
+    if (target === undefined) continue;
+    target.row.payload = content.payload;
+    target.row.context = content.context;
+  }
+  // The pass holds the log's lock and reads below the horizon: no row can go meanwhile.
+  const missing = unread.find(({ row }) => row.payload === undefined);
+  if (missing) throw new Error(`journal row ${missing.row.eventId} vanished while read`);
 }
 
 /**

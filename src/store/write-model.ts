@@ -58,7 +58,15 @@ export interface EventStoreOptions {
   concurrency?: number;
   /** Called after a batch that appended events has committed (wakes the integrator). */
   onAppended?: () => void;
+  /**
+   * Called with a batch's events just before its statement runs, so that the
+   * integrator's plaintext cache holds them before any can be read (log/plaintext-cache.ts).
+   */
+  onWriting?: WritingListener;
 }
+
+/** Told of the events a statement is about to write (written or not, in the end). */
+export type WritingListener = (events: readonly { eventId: string; sealed: SealedEvent }[]) => void;
 
 /** The first day of `at`'s UTC month, as a SQL date: the quota's counting period. */
 export function utcMonth(at: Date): string {

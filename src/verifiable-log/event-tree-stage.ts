@@ -8,7 +8,7 @@
  * integrator's lock of their log.
  */
 import type { JsonObject } from "@bufbuild/protobuf";
-import { openContext } from "../crypto/event-cipher.js";
+import { contextOfPlaintext, openContext } from "../crypto/event-cipher.js";
 import type { Keyring } from "../crypto/keyring.js";
 import { type ListedEvent, openListedEvent } from "../events/reader-query.js";
 import { millis } from "../log/derivation.js";
@@ -105,12 +105,9 @@ export function createEventTreeStage(
           environment: batch.environment,
           eventId: event.eventId,
         };
-        const context: JsonObject | undefined = await openContext(
-          keys,
-          at,
-          event.keyVersion,
-          event.context,
-        );
+        const context: JsonObject | undefined = event.plaintext
+          ? contextOfPlaintext(event.plaintext.context)
+          : await openContext(keys, at, event.keyVersion, event.context);
         const listed: ListedEvent = {
           eventId: event.eventId,
           occurredAt: new Date(millis(event.occurredMicros)),

@@ -8,7 +8,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import pino from "pino";
 import { afterAll, describe, expect, it } from "vitest";
 import { derivationWorker } from "../../src/app.js";
-import { sealEvent } from "../../src/crypto/event-cipher.js";
+import { type EventPlaintext, sealEvent } from "../../src/crypto/event-cipher.js";
 import type { ProjectKeys } from "../../src/crypto/keyring.js";
 import { encodeHtml } from "../../src/ingest/html-encoding.js";
 import { listedEventLeaf } from "../../src/listed-event-leaf.js";
@@ -55,6 +55,21 @@ function keysOf(projectId: string, keys: DerivationKeys, currentVersion: number)
   };
 }
 
+/** The texts each event of `logRequest` was sealed from, by event id. */
+const plaintexts = new Map<string, EventPlaintext | undefined>();
+
+/** `request` with every row's content given as the plaintext it was sealed from. */
+function fromPlaintexts(request: DerivationRequest): DerivationRequest {
+  return {
+    ...request,
+    rows: request.rows.map((row) => {
+      const plaintext = plaintexts.get(row.eventId);
+      if (plaintext === undefined) throw new Error("no plaintext kept");
+      return { ...row, payload: undefined, context: null, plaintext };
+    }),
+  };
+}
+
 /** A log of `n` sealed events, under two data key versions, some with context. */
 async function logRequest(n: number, firstIndex: bigint): Promise<DerivationRequest> {
   const projectId = randomUUID();
@@ -85,11 +100,13 @@ async function logRequest(n: number, firstIndex: bigint): Promise<DerivationRequ
       },
       i % 2 === 0 ? { ip: "10.0.0.1", nested: { n: i, list: [1, "two", null] } } : undefined,
     );
+    plaintexts.set(eventId, sealed.plaintext);
     rows.push({
       eventId,
       keyVersion: sealed.keyVersion,
       payload: sealed.payload,
       context: sealed.context ?? null,
+      plaintext: undefined,
       occurredMicros: 1_700_000_000_123_456n + BigInt(i),
       receivedAt: new Date(1_700_000_001_000 + i),
     });
@@ -126,6 +143,21 @@ describe("derivation in the worker thread", () => {
     );
   });
 
+  it("derives from the plaintexts an instance sealed exactly what it derives from the ciphertexts", async () => {
+    const sealed = [await logRequest(120, 0n), await logRequest(9, 500n)];
+    // One log wholly from plaintexts, one mixed (another instance's rows are read sealed).
+    const mixed = fromPlaintexts(sealed[1] as DerivationRequest);
+    mixed.rows = mixed.rows.map((row, i) => (i % 2 === 0 ? (sealed[1]?.rows[i] ?? row) : row));
+    const plain = [fromPlaintexts(sealed[0] as DerivationRequest), mixed];
+    expect(plain[0]?.rows.every((row) => row.payload === undefined)).toBe(true);
+    const here = await deriveLogs(sealed, leafOf);
+    expect(await deriveLogs(plain, leafOf)).toEqual(here);
+    expect(await deriveLogs(plain, undefined)).toEqual(await deriveLogs(sealed, undefined));
+    const there = await workerDeriver(0).derive(plain);
+    expect(there).toEqual(await workerDeriver(0).derive(sealed));
+    expect(eventsOf(there[0]).every((event) => event.leaf?.length === 65)).toBe(true);
+  });
+
   it("sends the payloads back when it derives no leaves (the tree stage then renders them)", async () => {
     const requests = [await logRequest(40, 0n)];
     const deriver = createDeriver({ logger, worker: derivationWorker(), minEventsForWorker: 0 });
@@ -142,7 +174,7 @@ describe("derivation in the worker thread", () => {
     const bad = await logRequest(40, 0n);
     const row = bad.rows[17];
     if (!row) throw new Error("no row");
-    const payload = Uint8Array.from(row.payload);
+    const payload = Uint8Array.from(row.payload ?? []);
     payload[payload.length - 1] = (payload.at(-1) ?? 0) ^ 1;
     row.payload = payload;
     const deriver = workerDeriver(0);

@@ -10,8 +10,11 @@
 import { randomBytes } from "node:crypto";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openPayload } from "../../src/crypto/event-cipher.js";
 import type { IntegrationStage, SequencedBatch } from "../../src/log/integrator.js";
+import { createPlaintextCache } from "../../src/log/plaintext-cache.js";
 import type { Db } from "../../src/store/db.js";
+import type { NewEvent } from "../../src/store/events.js";
 import { migrate } from "../../src/store/migrations.js";
 import { createPostgresDb } from "../../src/store/postgres-driver.js";
 import { createIsolatedStorage, type IsolatedStorage } from "../support/isolated-storage.js";
@@ -173,6 +176,52 @@ describe("the integrator", () => {
     expect(await fixture.indexed(projectId)).toEqual(
       ids.map((eventId, logIndex) => ({ eventId, logIndex })),
     );
+  });
+
+  it("takes what this instance sealed from its plaintext cache, reads and opens the rest, and derives the same", async () => {
+    const projectId = await fixture.newProject();
+    const events = [];
+    for (let i = 0; i < 6; i++) events.push(await fixture.newEvent(projectId));
+    const cache = createPlaintextCache();
+    // Events 0, 2, 4 were sealed here; 1, 3, 5 by another instance (or before a restart).
+    // One entry matches no journal row (its write was refused, say).
+    const ours = events.filter((_, i) => i % 2 === 0);
+    const neverWritten = await fixture.newEvent(projectId);
+    cache.remember([...ours, neverWritten]);
+    for (const event of events) await fixture.store.createEvent(event);
+
+    const seen: SequencedBatch[] = [];
+    const stage: IntegrationStage = {
+      needsContext: true,
+      async apply(_tx, batches) {
+        seen.push(...batches);
+      },
+    };
+    await integrate(fixture.integrator({ plaintexts: cache, stages: [stage] }), projectId, 6);
+
+    const sequenced = seen.flatMap((batch) => batch.events);
+    expect(sequenced.map((event) => event.eventId)).toEqual(events.map((e) => e.eventId));
+    const keys = await fixture.keyring.forProject(projectId);
+    for (const [i, event] of sequenced.entries()) {
+      const sent = events[i] as NewEvent;
+      const at = { projectId, environment: "live", eventId: sent.eventId };
+      // Ours came with their plaintext and nothing read; the others with their ciphertext.
+      if (i % 2 === 0) {
+        expect(event.plaintext).toEqual(sent.sealed.plaintext);
+        expect(event.context).toBeNull();
+      } else {
+        expect(event.plaintext).toBeUndefined();
+        expect(event.context).toEqual(sent.sealed.context);
+      }
+      // Either way the same fields and salt as opening the stored ciphertext gives.
+      const opened = await openPayload(keys, at, sent.sealed.keyVersion, sent.sealed.payload);
+      expect(event.payload).toEqual(opened.payload);
+      expect(event.salt).toEqual(opened.salt);
+      expect(await fixture.findByActor(projectId, opened.payload.actorId)).toEqual([sent.eventId]);
+    }
+    // Taken once used; the entry of the event never written stays until pushed out.
+    expect(cache.size).toBe(1);
+    expect(cache.take(neverWritten.eventId)).toEqual(neverWritten.sealed.plaintext);
   });
 
   it("takes a large backlog in several passes, gapless", async () => {
