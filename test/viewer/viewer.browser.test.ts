@@ -214,6 +214,98 @@ describe("the browser viewer", () => {
     expect(errors).toEqual([]);
   });
 
+  // Found by an outside audit (2026-11-28): an event newer than the latest signed
+  // checkpoint stayed "pending" for good; nothing looked at it again.
+  it("with verify, marks an event newer than the latest checkpoint pending, then verified once a checkpoint covers it", async () => {
+    const own = (await server.provision()).secret;
+    // Occurred when received (no occurredAt): the list shows the newer first.
+    const [older] = await createEvents(
+      server,
+      own,
+      [{ ...SEEDS[2]?.body, occurredAt: undefined }],
+      1,
+    );
+    const checkpoint = async () =>
+      (
+        await fetch(`${server.url}/api/log/checkpoint`, {
+          headers: { authorization: `Bearer ${own}` },
+        })
+      ).text();
+    // The checkpoint that covers the older event only (its second line is the size).
+    let stale = "";
+    await expect
+      .poll(async () => {
+        stale = await checkpoint();
+        return stale.split("\n")[1];
+      }, EVENTUALLY)
+      .toBe("1");
+    const [newer] = await createEvents(
+      server,
+      own,
+      [{ ...SEEDS[3]?.body, occurredAt: undefined }],
+      1,
+    );
+    await newPage();
+    // The service answers with that checkpoint until the test lets the real one through.
+    let holdBack = true;
+    await page.route("**/api/log/checkpoint", (route) =>
+      holdBack
+        ? route.fulfill({ status: 200, contentType: "text/plain; charset=utf-8", body: stale })
+        : route.continue(),
+    );
+    await page.goto(`${server.url}/viewer/`);
+    await page.evaluate(`document.querySelector("audit-log-viewer").setAttribute("verify", "")`);
+    await page
+      .getByLabel("Frontend token")
+      .fill(await tokenFor(server, own, { expiresInSeconds: 600 }));
+    await page.getByRole("button", { name: "Show events" }).click();
+    await expectRows([newer, older]);
+    const markOf = (id: string | undefined) =>
+      viewer().locator(`button.summary[data-event-id="${id}"] .proof`).textContent();
+    await expect.poll(() => markOf(older), EVENTUALLY).toContain("verified");
+    await expect.poll(() => markOf(newer), EVENTUALLY).toContain("pending");
+    holdBack = false;
+    await expect.poll(() => markOf(newer), { timeout: 30_000 }).toContain("✓ verified");
+    expect(errors).toEqual([]);
+  });
+
+  // Found by the same audit: an event without changes (they are optional) threw when
+  // opened, and from then on no row opened at all.
+  it("opens an event sent without changes or context, and other rows after it", async () => {
+    const own = (await server.provision()).secret;
+    const bare = {
+      actionKey: "order.paid",
+      entityType: "order",
+      entityId: "order_7",
+      actorId: "user_42",
+    };
+    const [withChanges, without] = await createEvents(
+      server,
+      own,
+      [
+        {
+          ...bare,
+          occurredAt: new Date(BASE - 60_000).toISOString(),
+          changes: [{ op: "set", path: "paid", before: false, after: true }],
+        },
+        { ...bare, occurredAt: new Date(BASE).toISOString() },
+      ],
+      1,
+    );
+    await openDemo(await tokenFor(server, own, { expiresInSeconds: 600 }));
+    await expectRows([without, withChanges]);
+    await rows().first().click();
+    expect(await rows().first().getAttribute("aria-expanded")).toBe("true");
+    const details = viewer().locator(".details").first();
+    await details.waitFor();
+    expect(await details.textContent()).toContain("No changes recorded.");
+    expect(await details.textContent()).toContain("No context.");
+    await rows().nth(1).click();
+    expect(await rows().nth(1).getAttribute("aria-expanded")).toBe("true");
+    expect(await viewer().locator("table.diff tbody tr").count()).toBe(1);
+    expect(errors).toEqual([]);
+  });
+
   it("with pinned keys, verifies with the log's key among them (a rotation), and fails with another key alone", async () => {
     const served = await (
       await fetch(`${server.url}/api/log/key`, { headers: { authorization: `Bearer ${secret}` } })

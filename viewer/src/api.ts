@@ -47,7 +47,8 @@ export interface AuditEvent {
   tenantId?: string;
   source?: string;
   context?: Record<string, unknown>;
-  changes: EventChange[];
+  /** Left out by the service when the event has none (docs/api.md). */
+  changes?: EventChange[];
 }
 
 /** One page of events, newest first. */

@@ -41,6 +41,9 @@ export type { TokenProvider } from "./token-source.js";
 const DEFAULT_PAGE_SIZE = 50;
 const MAX_PAGE_SIZE = 200;
 const TEXT_FILTERS = ["q", "actorId", "entityType", "entityId", "action", "tenantId"] as const;
+/** First wait before a "pending" event is checked again; it doubles up to the maximum. */
+const PENDING_RECHECK_MS = 1_000;
+const PENDING_RECHECK_MAX_MS = 30_000;
 
 /** The element. */
 export class AuditLogViewer extends LitElement {
@@ -211,7 +214,12 @@ export class AuditLogViewer extends LitElement {
     }
   }
 
-  private verifyEvents(events: AuditEvent[], generation: number, tokens: TokenSource): void {
+  private verifyEvents(
+    events: AuditEvent[],
+    generation: number,
+    tokens: TokenSource,
+    attempt = 0,
+  ): void {
     this.verifier ??= createLogVerifier({
       baseUrl: this.serviceUrl(),
       token: () => tokens.get(),
@@ -219,12 +227,25 @@ export class AuditLogViewer extends LitElement {
     });
     const verifier = this.verifier;
     void (async () => {
+      const pending: AuditEvent[] = [];
       // One at a time: a page's proofs follow each other without crowding the service.
       for (const event of events) {
         const result = await verifier.verify(event as unknown as Record<string, unknown>);
         if (generation !== this.generation) return;
         this.verification = new Map(this.verification).set(event.eventId, result);
+        if (result.state === "pending") pending.push(event);
       }
+      if (pending.length === 0) return;
+      // Newer than the latest signed checkpoint: a later one covers them (the service
+      // signs one every second by default). Look again, less often each time, for as
+      // long as the list is shown.
+      setTimeout(
+        () => {
+          if (generation !== this.generation || !this.isConnected) return;
+          this.verifyEvents(pending, generation, tokens, attempt + 1);
+        },
+        Math.min(PENDING_RECHECK_MS * 2 ** attempt, PENDING_RECHECK_MAX_MS),
+      );
     })();
   }
 
@@ -425,7 +446,7 @@ export class AuditLogViewer extends LitElement {
       </dl>
       <h3>Changes</h3>
       ${
-        event.changes.length === 0
+        event.changes === undefined || event.changes.length === 0
           ? html`<p class="none">No changes recorded.</p>`
           : html`<table class="diff">
               <thead>
