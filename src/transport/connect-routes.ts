@@ -11,6 +11,7 @@ import type {
   Interceptor,
   MethodImpl,
 } from "@connectrpc/connect";
+import { AdminService } from "../../gen/audit/v1/admin_pb.js";
 import type { Operation, OperationReply, Operations, StreamOperations } from "../api/operation.js";
 import type { RequestFacts } from "../api/request-facts.js";
 import { ServiceError } from "../errors.js";
@@ -40,9 +41,22 @@ export function connectRoutes(operations: Operations): (router: ConnectRouter) =
       // Every operation is unary; the router's generic signature cannot see that here.
       router.rpc(method, handler as unknown as MethodImpl<DescMethod>, {
         readMaxBytes: rpcReadMaxBytes(method),
+        jsonOptions: jsonReadOptions(method),
       });
     }
   };
+}
+
+/**
+ * How a method's JSON request is read. AdminService's strictly: an unknown field or enum
+ * name is refused (InvalidArgument), because read leniently it is dropped, and the
+ * defaults there change data: `"environment": "ENVIRONMENT_PROD"` read as unset set the
+ * retention of both environments (an outside audit, 2026-11-28), a misspelt
+ * `retentionDay` would keep events for ever. The other services ignore unknown fields,
+ * Connect's default, so that a client built from a newer contract still works.
+ */
+function jsonReadOptions(method: DescMethod): { ignoreUnknownFields: boolean } {
+  return { ignoreUnknownFields: method.parent.typeName !== AdminService.typeName };
 }
 
 /**
@@ -73,6 +87,7 @@ export function bidiStreamRoutes(
       };
       router.rpc(method, handler as unknown as MethodImpl<DescMethod>, {
         readMaxBytes: rpcReadMaxBytes(method),
+        jsonOptions: jsonReadOptions(method),
       });
     }
   };

@@ -107,6 +107,62 @@ describe("AdminService", () => {
     expect(badId?.code).toBe(Code.InvalidArgument);
   });
 
+  // Found by an outside audit (2026-11-28): the lenient JSON decoding dropped an unknown
+  // enum name, so a misspelt environment set the retention of both environments.
+  // AdminService alone is read strictly (transport/connect-routes.ts).
+  it("reads Connect JSON strictly: an unknown enum name or field is refused, and nothing changes", async () => {
+    const { projectId } = await server.provision({ plan: Plan.FREE });
+    const retentionOf = async () =>
+      (await server.admin.listProjects({})).projects.find((p) => p.id === projectId)?.retention;
+    const before = await retentionOf();
+    const call = (method: string, body: unknown) =>
+      fetch(`${server.url}/audit.v1.AdminService/${method}`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          authorization: `Bearer ${server.adminToken}`,
+        },
+        body: JSON.stringify(body),
+      });
+    const retention = await call("SetRetention", {
+      projectId,
+      environment: "ENVIRONMENT_PROD",
+      retentionDays: 30,
+    });
+    expect(retention.status).toBe(400);
+    const refusal = (await retention.json()) as { code: string; message: string };
+    expect(refusal.code).toBe("invalid_argument");
+    expect(refusal.message).toContain('"ENVIRONMENT_PROD"');
+    const plan = await call("CreateProject", { name: "typo", plan: "PLAN_GOLD" });
+    expect(plan.status).toBe(400);
+    expect(((await plan.json()) as { message: string }).message).toContain('"PLAN_GOLD"');
+    // A misspelt field would read as its default too (retention 0: kept for ever).
+    const misspelt = await call("SetRetention", {
+      projectId,
+      environment: "ENVIRONMENT_LIVE",
+      retentionDay: 30,
+    });
+    expect(misspelt.status).toBe(400);
+    expect(((await misspelt.json()) as { message: string }).message).toContain("retentionDay");
+    expect(await retentionOf()).toEqual(before);
+    const { projects } = await server.admin.listProjects({});
+    expect(projects.some((p) => p.name === "typo")).toBe(false);
+    const known = await call("SetRetention", {
+      projectId,
+      environment: "ENVIRONMENT_LIVE",
+      retentionDays: 30,
+    });
+    expect(known.status).toBe(200);
+    // The other services still ignore fields they do not know (Connect's default).
+    const { secret } = await server.provision();
+    const list = await fetch(`${server.url}/audit.v1.EventService/ListEvents`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${secret}` },
+      body: JSON.stringify({ limit: 5, fromANewerContract: true }),
+    });
+    expect(list.status).toBe(200);
+  });
+
   it("creates keys in the right format, shows the secret once and lists keys without it", async () => {
     const { projectId } = await server.provision();
     const live = await server.admin.createApiKey({ projectId, environment: Environment.LIVE });
