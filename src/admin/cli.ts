@@ -30,15 +30,18 @@ Commands:
   project create <name> [--plan free|start|pro]   create a project (default plan: free)
   project list                                     list projects
   project set-plan <projectId> <free|start|pro>    change a project's plan (takes effect at once)
-  project rotate-key <projectId>                   rotate the project's data key
+  project rotate-key <projectId>                   rotate the project's data key (new
+                                                   events use it: on every instance
+                                                   within 5 s)
   project set-retention <projectId> <days> [--env test|live]
                                                    expire events <days> to <days>+1 after
                                                    receipt, by whole UTC day (0: keep for
                                                    ever; without --env: both environments)
   key create <projectId> [--env test|live]         create an API key (the secret is shown once)
   key list <projectId>                             list a project's API keys
-  key revoke <keyId>                               revoke a key (403 from then on)
-  key retire <keyId>                               retire a key permanently
+  key revoke <keyId>                               revoke a key (403 from then on: on
+                                                   every instance within 5 s)
+  key retire <keyId>                               retire a key permanently (likewise)
   log position <projectId> [--env test|live]       events acknowledged and integrated
   log key <projectId> [--env test|live]            the log's verifier key (for 'audit verify')
   events erase <projectId> [--env test|live] (--event-id <id>... | --actor-id <id> | --tenant-id <id>)

@@ -52,7 +52,11 @@ export interface KeyringOptions {
   masterKey: Buffer;
   /** How many projects' keys stay in memory. */
   cacheSize?: number;
-  /** How long a cached current version is trusted, so a rotation elsewhere is picked up. */
+  /**
+   * How long a cached current version is trusted, so that a rotation on another instance
+   * is picked up (default 5 s, as API keys' revocation: a rotation after a suspected
+   * compromise must not leave a long window).
+   */
   currentVersionTtlMs?: number;
   now?: () => number;
 }
@@ -61,7 +65,7 @@ export interface KeyringOptions {
 export function createKeyring(options: KeyringOptions): Keyring {
   const { db, masterKey } = options;
   const cacheSize = options.cacheSize ?? 10_000;
-  const ttl = options.currentVersionTtlMs ?? 60_000;
+  const ttl = options.currentVersionTtlMs ?? 5_000;
   const now = options.now ?? Date.now;
   const cache = new Map<string, CachedProject>();
 
