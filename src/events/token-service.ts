@@ -42,13 +42,24 @@ const bad = (message: string) => new ServiceError("bad_request", message);
 export function createTokenService(deps: TokenServiceDeps): TokenService {
   return {
     async createFrontendToken(request) {
-      if (request.credential.kind === "token") {
-        throw new ServiceError(
-          "permission_denied",
-          "Frontend tokens are read-only and cannot issue tokens: use an API key",
-        );
-      }
-      const principal = await deps.authenticator.requireApiKey(request.credential);
+      // As at Create Event: a genuine token (signed here, unexpired) is refused with 403,
+      // here saying that tokens cannot issue tokens; any other JWT-shaped value (forged,
+      // expired) is no API key, 401.
+      const principal = await deps.authenticator
+        .requireApiKey(request.credential)
+        .catch((error: unknown) => {
+          if (
+            request.credential.kind === "token" &&
+            error instanceof ServiceError &&
+            error.kind === "permission_denied"
+          ) {
+            throw new ServiceError(
+              "permission_denied",
+              "Frontend tokens are read-only and cannot issue tokens: use an API key",
+            );
+          }
+          throw error;
+        });
       const json = request.params();
       const input =
         typeof json === "object" && json !== null && !Array.isArray(json)

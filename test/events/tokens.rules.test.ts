@@ -108,6 +108,26 @@ describe("Create Frontend Token rules, called directly", () => {
     });
   });
 
+  // Found by an outside audit (2026-11-28): any JWT-shaped value got the 403 meant for a
+  // genuine token; as at Create Event, one that is not genuine is no API key (401).
+  it("a forged or expired token is no API key: 401 Invalid API key format, as at Create Event", async () => {
+    const token = (await issue({})).token;
+    const [header, payload, signature] = token.split(".");
+    const claims = JSON.parse(Buffer.from(payload ?? "", "base64url").toString()) as Record<
+      string,
+      unknown
+    >;
+    const expired = Buffer.from(JSON.stringify({ ...claims, exp: 1_000 })).toString("base64url");
+    for (const value of [
+      "eyJhbGciOiJIUzI1NiJ9.e30.bad",
+      `${header}.${payload}.${signature?.slice(0, -4)}AAAA`,
+      `${header}.${expired}.${signature}`,
+    ]) {
+      const refused = await refusal(issue({}, { kind: "token", value }));
+      expect(refused).toMatchObject({ kind: "unauthenticated", message: "Invalid API key format" });
+    }
+  });
+
   it("a token stops reading once the key that issued it is revoked", async () => {
     const key = await services.provision();
     const issued = await issue({}, { kind: "api_key", value: key.secret, via: "bearer" });
