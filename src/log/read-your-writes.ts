@@ -28,7 +28,7 @@ export interface ReadYourWritesOptions {
   nudge: () => void;
   /** Longest wait before a 503 (default 5 s). */
   maxWaitMs?: number;
-  /** Called with how long a list waited, when it had to. */
+  /** Called with how long a list waited, when it had to (one refused after it too). */
   onWaited?: (seconds: number) => void;
 }
 
@@ -49,6 +49,8 @@ export function createReadYourWrites(options: ReadYourWritesOptions): ReadYourWr
         const position = await readIntegratedPosition(options.db, projectId, environment);
         if (!position || reached(position, head)) break;
         if (performance.now() - started > maxWait) {
+          // The longest waits belong in the histogram too, not only those that ended well.
+          options.onWaited?.((performance.now() - started) / 1000);
           throw new ServiceError("unavailable", Messages.integrationBehind, {
             retryAfterSeconds: 1,
           });

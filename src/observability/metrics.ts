@@ -168,7 +168,9 @@ export function createMetrics(withDefaults = false): Metrics {
       registers: [registry],
       async collect() {
         const figures = await lag();
-        if (figures) this.set(pick(figures));
+        // Unknown (the database cannot be read) is NaN, never 0 nor the last figure:
+        // a lag of 0 would look healthy.
+        this.set(figures ? pick(figures) : Number.NaN);
       },
     });
   logGauge(
