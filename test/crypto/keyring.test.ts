@@ -9,27 +9,19 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createKeyring } from "../../src/crypto/keyring.js";
 import type { Db } from "../../src/store/db.js";
 import { migrate } from "../../src/store/migrations.js";
-import { createPostgresDb } from "../../src/store/postgres-driver.js";
 import { createProjectStore } from "../../src/store/projects.js";
-import { createIsolatedStorage, type IsolatedStorage } from "../support/isolated-storage.js";
+import { createIsolatedDb } from "../support/isolated-storage.js";
 
-let storage: IsolatedStorage;
 let db: Db;
+let cleanup: () => Promise<void>;
 
 beforeAll(async () => {
-  storage = await createIsolatedStorage();
-  db =
-    storage.kind === "postgres"
-      ? createPostgresDb({ url: storage.env.DATABASE_URL ?? "" })
-      : await (await import("../../src/store/pglite-driver.js")).createPgliteDb(
-          storage.env.DATA_DIR ?? "",
-        );
+  ({ db, cleanup } = await createIsolatedDb());
   await migrate(db);
 });
 
 afterAll(async () => {
-  await db.close();
-  await storage.cleanup();
+  await cleanup();
 });
 
 describe("the keyring", () => {
