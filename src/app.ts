@@ -59,7 +59,7 @@ import { readLagSummary } from "./store/log-integration.js";
 import { createLogNotifications } from "./store/log-notifications.js";
 import { createLogReader } from "./store/log-reads.js";
 import { migrate } from "./store/migrations.js";
-import { createPgliteDb } from "./store/pglite-driver.js";
+import { createPgliteDb, DamagedDatabaseError } from "./store/pglite-driver.js";
 import { createPostgresDb } from "./store/postgres-driver.js";
 import { createProjectStore, type ProjectStore } from "./store/projects.js";
 import { createNodeLogCrypto } from "./tlog/node-crypto.js";
@@ -144,7 +144,8 @@ export async function createApp(
     : await usingDataDir(config.DATA_DIR, () =>
         createPgliteDb(join(config.DATA_DIR, "pglite")).catch((error: unknown) => {
           // Another service process runs on this directory: starting would corrupt it.
-          if (error instanceof DataDirInUseError) {
+          // Or the database there is damaged: starting would not fix it (exit 78).
+          if (error instanceof DataDirInUseError || error instanceof DamagedDatabaseError) {
             throw new ConfigError(
               `Invalid configuration: DATA_DIR ${config.DATA_DIR}: ${error.message}`,
             );

@@ -9,7 +9,7 @@
  */
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import * as net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -18,6 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Environment, Plan } from "../../gen/audit/v1/admin_pb.js";
 import { createAdminClient } from "../../src/admin/admin-client.js";
 import { loadConfig } from "../../src/config.js";
+import { createPgliteDb } from "../../src/store/pglite-driver.js";
 import { createIsolatedStorage, type IsolatedStorage } from "../support/isolated-storage.js";
 import { spawnService } from "../support/service-process.js";
 import { usingPostgres } from "../support/test-server.js";
@@ -280,6 +281,51 @@ describe("a start the configuration makes impossible", () => {
       );
     },
     START_TIMEOUT_MS,
+  );
+
+  // Found by an outside audit (2026-11-28): with PG_VERSION gone, PGlite made a new, empty
+  // database over the existing files and the service reported a first start; a damaged
+  // file crashed the start with PGlite's minified source on stderr.
+  it.skipIf(usingPostgres)(
+    "a DATA_DIR whose database is damaged: 78 naming DATA_DIR, and its files left as they were",
+    async () => {
+      const dataDir = join(scratch, `damaged-${randomBytes(4).toString("hex")}`);
+      const pgliteDir = join(dataDir, "pglite");
+      await mkdir(dataDir);
+      const db = await createPgliteDb(pgliteDir);
+      await db.query("create table kept (note text)");
+      await db.query("insert into kept values ('the events were here')");
+      await db.close();
+      const version = await readFile(join(pgliteDir, "PG_VERSION"), "utf8");
+
+      await rm(join(pgliteDir, "PG_VERSION"));
+      expectConfigError(
+        await start({ DATA_DIR: dataDir }),
+        `Invalid configuration: DATA_DIR ${dataDir}: the embedded database in ${pgliteDir} has no PG_VERSION file: it is damaged or not a database; refusing to start, which would create a new, empty database over its files (restore the directory from a backup)`,
+      );
+      await writeFile(join(pgliteDir, "PG_VERSION"), "");
+      expectConfigError(
+        await start({ DATA_DIR: dataDir }),
+        new RegExp(`^Invalid configuration: DATA_DIR ${dataDir}: .* has a damaged PG_VERSION file`),
+      );
+      // Nothing was written over: with the file back, the database opens with its rows.
+      await writeFile(join(pgliteDir, "PG_VERSION"), version);
+      const reopened = await createPgliteDb(pgliteDir);
+      expect(await reopened.query("select note from kept")).toEqual([
+        { note: "the events were here" },
+      ]);
+      await reopened.close();
+
+      // A file PGlite cannot read: one line naming DATA_DIR, not a crash with its source.
+      await writeFile(join(pgliteDir, "global", "pg_control"), "");
+      expectConfigError(
+        await start({ DATA_DIR: dataDir }),
+        new RegExp(
+          `^Invalid configuration: DATA_DIR ${dataDir}: the embedded database in ${pgliteDir} cannot be opened \\(.*\\): it is damaged; restore the directory from a backup$`,
+        ),
+      );
+    },
+    START_TIMEOUT_MS * 4,
   );
 
   it(
