@@ -59,7 +59,7 @@ import { readLagSummary } from "./store/log-integration.js";
 import { createLogNotifications } from "./store/log-notifications.js";
 import { createLogReader } from "./store/log-reads.js";
 import { migrate } from "./store/migrations.js";
-import { createPgliteDb, DamagedDatabaseError } from "./store/pglite-driver.js";
+import { createPgliteDb, DamagedDatabaseError, LowDiskSpaceError } from "./store/pglite-driver.js";
 import { createPostgresDb } from "./store/postgres-driver.js";
 import { createProjectStore, type ProjectStore } from "./store/projects.js";
 import { createNodeLogCrypto } from "./tlog/node-crypto.js";
@@ -142,10 +142,17 @@ export async function createApp(
   const opened = config.DATABASE_URL
     ? createPostgresDb({ url: config.DATABASE_URL })
     : await usingDataDir(config.DATA_DIR, () =>
-        createPgliteDb(join(config.DATA_DIR, "pglite")).catch((error: unknown) => {
+        createPgliteDb(join(config.DATA_DIR, "pglite"), {
+          minFreeBytes: config.DATA_DIR_MIN_FREE_MB * 1_048_576,
+        }).catch((error: unknown) => {
           // Another service process runs on this directory: starting would corrupt it.
-          // Or the database there is damaged: starting would not fix it (exit 78).
-          if (error instanceof DataDirInUseError || error instanceof DamagedDatabaseError) {
+          // Or the database there is damaged, or its disk too full to open it safely:
+          // starting again would not fix it (exit 78).
+          if (
+            error instanceof DataDirInUseError ||
+            error instanceof DamagedDatabaseError ||
+            error instanceof LowDiskSpaceError
+          ) {
             throw new ConfigError(
               `Invalid configuration: DATA_DIR ${config.DATA_DIR}: ${error.message}`,
             );

@@ -135,6 +135,9 @@ const schema = z.object({
   // erased bytes leave the files (locks each table meanwhile), `vacuum` only marks their
   // space reusable. Default: full on the embedded PGlite, vacuum on PostgreSQL.
   ERASURE_RECLAIM: z.enum(["full", "vacuum"]).optional(),
+  // The embedded database refuses statements (503) while its disk has less free space
+  // than this, before PGlite hangs for lack of room for its next 16 MB WAL segment; 0: off.
+  DATA_DIR_MIN_FREE_MB: integer(0, 1_000_000).default(64),
   // The integrator's derivation (decrypt, indexes, leaves) of large passes runs in a
   // worker thread (docs/write-path.md); `off` keeps it on the requests' thread.
   DERIVATION_WORKER: z.enum(["on", "off"]).default("on"),

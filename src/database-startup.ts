@@ -15,7 +15,7 @@
  */
 import type { Logger } from "pino";
 import { ConfigError } from "./config.js";
-import { isConnectionFailure } from "./errors.js";
+import { isConnectionFailure, isDiskFull } from "./errors.js";
 import type { Db } from "./store/db.js";
 
 // SQLSTATEs no retry can fix: invalid_authorization_specification (unknown role, no
@@ -145,8 +145,9 @@ function notReached(error: unknown): boolean {
   // answered 503 like any lost connection (errors.ts).
   if (code !== undefined && Object.hasOwn(REFUSED_FOR_GOOD, code)) return false;
   // The host not resolving or routing, too many connections, a server still starting:
-  // connection failures like a lost connection (errors.ts), retried.
-  return isConnectionFailure(error);
+  // connection failures like a lost connection (errors.ts), retried; so is a disk out of
+  // space, until space returns.
+  return isConnectionFailure(error) || isDiskFull(error);
 }
 
 /** The ConfigError for a refusal no retry can fix; undefined for any other error. */

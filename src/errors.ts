@@ -70,6 +70,7 @@ export const Messages = {
   overloaded: "Service temporarily unavailable: too many requests in progress",
   /** A list or an ingest refused while the log's integrator is behind (docs/write-path.md). */
   integrationBehind: "Service temporarily unavailable: recent events are still being indexed",
+  diskFull: "Service temporarily unavailable: the database is out of disk space",
   notFound: "Not found",
   invalidAuthority: "Invalid Host or :authority header",
   twoCredentials:
@@ -105,6 +106,15 @@ const CONNECTION_SQLSTATES = new Set([
   "28P01", // invalid_password: the password was changed
 ]);
 
+/**
+ * True when the database could not write for lack of disk space: PostgreSQL's disk_full
+ * (53100), which the embedded database's own guard raises too, before PGlite reaches the
+ * point where it hangs (store/pglite-driver.ts). Retryable once space returns.
+ */
+export function isDiskFull(error: unknown): boolean {
+  return error instanceof Error && (error as { code?: unknown }).code === "53100";
+}
+
 /** True when the error means the database could not be reached (not a query bug). */
 export function isConnectionFailure(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
@@ -124,6 +134,7 @@ export function isConnectionFailure(error: unknown): boolean {
 export function toServiceError(error: unknown): ServiceError | undefined {
   if (error instanceof ServiceError) return error;
   if (isConnectionFailure(error)) return new ServiceError("unavailable", Messages.unavailable);
+  if (isDiskFull(error)) return new ServiceError("unavailable", Messages.diskFull);
   return undefined;
 }
 

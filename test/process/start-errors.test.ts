@@ -328,6 +328,19 @@ describe("a start the configuration makes impossible", () => {
     START_TIMEOUT_MS * 4,
   );
 
+  it.skipIf(usingPostgres)(
+    "a DATA_DIR whose disk has less free space than DATA_DIR_MIN_FREE_MB: 78, saying so",
+    async () => {
+      // More than any disk here holds: the floor is never met.
+      const ended = await start({ DATA_DIR_MIN_FREE_MB: "1000000" });
+      expectConfigError(
+        ended,
+        /^Invalid configuration: DATA_DIR .+: the embedded database's disk has \d+ MB free, under its floor of 1000000 MB \(DATA_DIR_MIN_FREE_MB\): statements are refused until space returns$/,
+      );
+    },
+    START_TIMEOUT_MS,
+  );
+
   it(
     "a MASTER_KEY that does not open the keys stored in the database: 78, nothing served or signed",
     async () => {
