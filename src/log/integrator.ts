@@ -274,7 +274,7 @@ export function createIntegrator(options: IntegratorOptions): Integrator {
         eventId: row.eventId,
         xid: row.xid,
         occurredAtText: row.occurredAtText,
-        receivedAt: row.receivedAt,
+        receivedAtText: row.receivedAtText,
         retentionDays: row.retentionDays,
         indexes,
       });

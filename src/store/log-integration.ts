@@ -52,6 +52,12 @@ export interface JournalRow {
   /** occurred_at in microseconds since the Unix epoch. */
   occurredMicros: bigint;
   receivedAt: Date;
+  /**
+   * received_at as the database writes it (text): to find the row and its context again
+   * and to copy into the index row exactly (a Date keeps milliseconds, the column
+   * microseconds).
+   */
+  receivedAtText: string;
   /** The retention period stamped on the row: its partition (migration 12). */
   retentionDays: number;
   keyVersion: number;
@@ -84,8 +90,8 @@ export interface IndexRow {
   eventId: string;
   xid: bigint;
   occurredAtText: string;
-  /** The journal row's receivedAt and retention period: the index row's partition. */
-  receivedAt: Date;
+  /** The journal row's received_at (text, exact) and retention period: the index row's partition. */
+  receivedAtText: string;
   retentionDays: number;
   indexes: IndexValues;
 }
@@ -209,12 +215,14 @@ export async function readJournal(
     occurred_at: string;
     occurred_us: string;
     received_at: Date;
+    received_text: string;
     retention_days: number;
     key_version: number;
   }>(
     `select l.lock_id, e.xid::text as xid, e.id, e.occurred_at::text as occurred_at,
             (extract(epoch from e.occurred_at) * 1000000)::int8::text as occurred_us,
-            e.received_at, e.retention_days, e.key_version
+            e.received_at, e.received_at::text as received_text, e.retention_days,
+            e.key_version
        from unnest($1::int[], $2::uuid[], $3::text[], $4::text[], $5::uuid[])
               as l(lock_id, project_id, environment, after_xid, after_id)
       cross join lateral (
@@ -247,6 +255,7 @@ export async function readJournal(
       occurredAtText: row.occurred_at,
       occurredMicros: BigInt(row.occurred_us),
       receivedAt: row.received_at,
+      receivedAtText: row.received_text,
       retentionDays: row.retention_days,
       keyVersion: row.key_version,
       payload: undefined,
@@ -300,7 +309,7 @@ async function readContent(
       unread.map(({ row }) => String(row.xid)),
       unread.map(({ row }) => row.eventId),
       unread.map(({ row }) => row.retentionDays),
-      unread.map(({ row }) => row.receivedAt),
+      unread.map(({ row }) => row.receivedAtText),
     ],
   );
   for (const content of contents) {
@@ -371,7 +380,7 @@ export async function writeIndex(tx: Queryable, rows: readonly IndexRow[]): Prom
       `{${tokens}}`,
       tokenStarts,
       fixed,
-      rows.map((row) => row.receivedAt),
+      rows.map((row) => row.receivedAtText),
       rows.map((row) => row.retentionDays),
     ],
   );
