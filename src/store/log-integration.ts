@@ -90,7 +90,10 @@ export interface IndexRow {
   eventId: string;
   xid: bigint;
   occurredAtText: string;
-  /** The journal row's received_at (text, exact) and retention period: the index row's partition. */
+  /**
+   * The journal row's received_at (exact, as JournalRow.receivedAtText) and retention
+   * period: the index row's partition.
+   */
   receivedAtText: string;
   retentionDays: number;
   indexes: IndexValues;

@@ -245,9 +245,12 @@ describe.skipIf(!process.env.DATABASE_URL)("the integrator on PostgreSQL", () =>
   /** A connection of its own, for transactions held open by hand. */
   const connection = () => postgres(storage.env.DATABASE_URL ?? "", { max: 1, onnotice: () => {} });
 
-  /** Appends an event's journal row in `sql`'s open transaction (as the store would). */
-  // Stamped by the database (now(): microseconds, finer than a Date), as no writer of the
-  // service does: the integrator must still find the row's content and index it readably.
+  /**
+   * Appends an event's journal row in `sql`'s open transaction (as the store would), its
+   * received_at stamped by the database (now(): microseconds, finer than a Date, which no
+   * writer of the service does): the integrator must still find its content and index it
+   * readably.
+   */
   async function appendRow(sql: postgres.Sql, projectId: string) {
     const event = await fixture.newEvent(projectId, { actorId: "appended" });
     await sql.unsafe(
