@@ -66,11 +66,10 @@ export function committedEventRecord(event: ListedEvent): Record<string, unknown
       const { before, after } = change;
       if (before === undefined || after === undefined) return undefined;
       if (hasProtoKey(before) || hasProtoKey(after)) return undefined;
-      const item: Record<string, unknown> = {};
+      // Members in canonical order, so that canonicalizing does not copy the item again.
+      const item: Record<string, unknown> = { after, before };
       if (change.op !== undefined) item.op = change.op;
       if (change.path !== undefined) item.path = change.path;
-      item.before = before;
-      item.after = after;
       if (change.redacted !== undefined) item.redacted = change.redacted;
       rendered.push(item);
     }

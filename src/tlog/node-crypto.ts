@@ -41,14 +41,29 @@ const hashOnce = (
   crypto as { hash?: (algorithm: string, data: Uint8Array, encoding: "buffer") => Buffer }
 ).hash;
 
+// Where the parts of a hash are joined when they fit (a leaf's commitment hashes its salt
+// and the event's canonical form, about 1 KB): no buffer allocated per hash. Safe to
+// share: the hash is computed synchronously before the next use.
+const joined = Buffer.allocUnsafe(16 * 1024);
+
+/** The parts one after the other, in `joined` when they fit. */
+function join(parts: readonly Uint8Array[]): Uint8Array {
+  if (parts.length === 1) return parts[0] as Uint8Array;
+  let length = 0;
+  for (const part of parts) length += part.length;
+  if (length > joined.length) return Buffer.concat(parts);
+  let at = 0;
+  for (const part of parts) {
+    joined.set(part, at);
+    at += part.length;
+  }
+  return joined.subarray(0, length);
+}
+
 function sha256(parts: readonly Uint8Array[]): Uint8Array {
   let digest: Buffer;
   if (hashOnce) {
-    digest = hashOnce(
-      "sha256",
-      parts.length === 1 ? (parts[0] as Uint8Array) : Buffer.concat(parts),
-      "buffer",
-    );
+    digest = hashOnce("sha256", join(parts), "buffer");
   } else {
     const hash = createHash("sha256");
     for (const part of parts) hash.update(part);

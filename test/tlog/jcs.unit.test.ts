@@ -114,6 +114,45 @@ describe("RFC 8785", () => {
     );
   });
 
+  it("writes any JSON value as a member-by-member writer does, names like '1' and '__proto__' included", () => {
+    // An independent writer of RFC 8785 (§3.2.2, §3.2.3), piece by piece.
+    const reference = (value: unknown): string => {
+      if (Array.isArray(value)) return `[${value.map(reference).join(",")}]`;
+      if (typeof value === "object" && value !== null) {
+        const record = value as Record<string, unknown>;
+        const names = Object.keys(record).sort();
+        return `{${names.map((n) => `${JSON.stringify(n)}:${reference(record[n])}`).join(",")}}`;
+      }
+      return JSON.stringify(value);
+    };
+    const name = fc.oneof(
+      fc.string(),
+      fc.constantFrom("1", "10", "9", "01", "4294967295", "__proto__", "a", "B", "\u00e9"),
+    );
+    const json = fc.letrec<{ value: unknown }>((tie) => ({
+      value: fc.oneof(
+        { depthSize: "small" },
+        fc.oneof(fc.string(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean()),
+        fc.constant(null),
+        fc.array(tie("value"), { maxLength: 4 }),
+        // Parsed from text, as the service's values are: "__proto__" is then a member.
+        fc
+          .array(fc.tuple(name, tie("value")), { maxLength: 5 })
+          .map((members) =>
+            JSON.parse(
+              `{${members.map(([n, v]) => `${JSON.stringify(n)}:${JSON.stringify(v)}`).join(",")}}`,
+            ),
+          ),
+      ),
+    }));
+    fc.assert(
+      fc.property(json.value, (value) => {
+        expect(canonicalize(value)).toBe(reference(value));
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
   it("is idempotent over any JSON value", () => {
     fc.assert(
       fc.property(fc.jsonValue(), (value) => {
