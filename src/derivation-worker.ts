@@ -6,8 +6,16 @@
  */
 import { parentPort } from "node:worker_threads";
 import { listedEventLeaf } from "./listed-event-leaf.js";
-import { type DerivationRequest, deriveLogs } from "./log/derivation.js";
-import { asBuffer, packResults, type WorkerAnswer, type WorkerRequest } from "./log/deriver.js";
+import { type DerivationRequest, errorText, indexLogs } from "./log/derivation.js";
+import {
+  asBuffer,
+  deriveLeavesOf,
+  type LeavesAnswer,
+  packLeaves,
+  packResults,
+  type WorkerAnswer,
+  type WorkerRequest,
+} from "./log/deriver.js";
 
 const port = parentPort;
 if (!port) throw new Error("derivation-worker.ts runs as a worker thread");
@@ -28,19 +36,28 @@ function revived(request: DerivationRequest): DerivationRequest {
 }
 
 port.on("message", (message: WorkerRequest) => {
-  // Nothing else runs on this thread: no yields within a pass.
-  deriveLogs(message.requests.map(revived), message.leaves ? leafOf : undefined, Infinity).then(
-    (results) => {
-      const packed = packResults(results);
-      const answer: WorkerAnswer = { id: message.id, results: packed.results };
-      port.postMessage(answer, packed.transfer);
-    },
-    (error: unknown) => {
-      const answer: WorkerAnswer = {
-        id: message.id,
-        error: error instanceof Error ? error.message : String(error),
-      };
-      port.postMessage(answer);
-    },
-  );
+  answer(message).catch((error: unknown) => {
+    const failed: WorkerAnswer = { id: message.id, error: errorText(error) };
+    port.postMessage(failed);
+  });
 });
+
+/**
+ * The indexes first, then (when asked) the leaves, as two answers: the integrator writes
+ * the index rows while the leaves are derived. Nothing else runs on this thread: no
+ * yields within a pass.
+ */
+async function answer(message: WorkerRequest): Promise<void> {
+  const indexed = await indexLogs(message.requests.map(revived), message.leaves, Infinity);
+  const packed = packResults(
+    indexed.map((log) => ("error" in log ? log : { events: log.events })),
+    !message.leaves,
+  );
+  const first: WorkerAnswer = { id: message.id, results: packed.results };
+  port?.postMessage(first, packed.transfer);
+  if (!message.leaves) return;
+  const failures = await deriveLeavesOf(indexed, leafOf, Infinity);
+  const leaves = packLeaves(indexed, failures);
+  const second: LeavesAnswer = { id: message.id, leaves: leaves.leaves };
+  port?.postMessage(second, leaves.transfer);
+}

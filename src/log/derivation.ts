@@ -102,60 +102,116 @@ function payloadOf(
 }
 
 /**
- * Derives one log's rows. `yieldEvery`: on the requests' thread, let requests run every so
- * many events (a worker has nothing else to do).
+ * A log's events opened and indexed, and what their leaves will be computed from (the
+ * events as GET /api/events lists them; undefined when no leaves are asked for).
  */
-export async function deriveLog(
+export interface IndexedLog {
+  events: DerivedEvent[];
+  listed: ListedEvent[] | undefined;
+}
+
+/** A log's indexed events, or why its rows could not be opened (the log waits). */
+export type IndexedLogOutcome = IndexedLog | { error: string };
+
+/** Lets requests run every `yieldEvery` events (a worker has nothing else to do). */
+async function yieldAt(i: number, yieldEvery: number): Promise<void> {
+  if (i > 0 && i % yieldEvery === 0) await new Promise<void>((resolve) => setImmediate(resolve));
+}
+
+/**
+ * Opens one log's rows and derives their blind indexes; with `withLeaves`, also opens
+ * their contexts and keeps each event as listed, for deriveLeaves.
+ */
+export async function indexLog(
   request: DerivationRequest,
-  leafOf: LeafOf | undefined,
+  withLeaves: boolean,
   yieldEvery = EVENTS_PER_YIELD,
-): Promise<DerivedEvent[]> {
+): Promise<IndexedLog> {
   const keys = projectKeys(request.projectId, request.keys);
-  const derived: DerivedEvent[] = [];
+  const events: DerivedEvent[] = [];
+  const listed: ListedEvent[] | undefined = withLeaves ? [] : undefined;
   for (const [i, row] of request.rows.entries()) {
-    if (i > 0 && i % yieldEvery === 0) await new Promise<void>((resolve) => setImmediate(resolve));
+    await yieldAt(i, yieldEvery);
     const at = {
       projectId: request.projectId,
       environment: request.environment,
       eventId: row.eventId,
     };
     const opened = await payloadOf(keys, at, row);
-    let leaf: Uint8Array | undefined;
-    if (leafOf) {
-      leaf = await leafOf({
-        eventId: row.eventId,
-        occurredAt: new Date(millis(row.occurredMicros)),
-        receivedAt: row.receivedAt,
-        logIndex: request.firstIndex + BigInt(i),
-        salt: opened.salt,
-        payload: opened.payload,
-        context: row.plaintext
-          ? contextOfPlaintext(row.plaintext.context)
-          : await openContext(keys, at, row.keyVersion, row.context),
-      });
-    }
-    derived.push({
+    listed?.push({
+      eventId: row.eventId,
+      occurredAt: new Date(millis(row.occurredMicros)),
+      receivedAt: row.receivedAt,
+      logIndex: request.firstIndex + BigInt(i),
+      salt: opened.salt,
+      payload: opened.payload,
+      context: row.plaintext
+        ? contextOfPlaintext(row.plaintext.context)
+        : await openContext(keys, at, row.keyVersion, row.context),
+    });
+    events.push({
       payload: opened.payload,
       salt: opened.salt,
       indexes: deriveIndexes(keys, opened.payload),
-      leaf,
+      leaf: undefined,
     });
   }
-  return derived;
+  return { events, listed };
 }
 
-/** Derives every log of a pass; a log that fails is reported, the others go on. */
+/** Sets each indexed event's leaf (indexLog with `withLeaves`). */
+export async function deriveLeaves(
+  log: IndexedLog,
+  leafOf: LeafOf,
+  yieldEvery = EVENTS_PER_YIELD,
+): Promise<void> {
+  if (log.listed === undefined) throw new Error("the log was indexed without what its leaves need");
+  for (const [i, event] of log.events.entries()) {
+    await yieldAt(i, yieldEvery);
+    event.leaf = await leafOf(log.listed[i] as ListedEvent);
+  }
+}
+
+/** The message of an error thrown while deriving. */
+export function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Opens and indexes every log of a pass; a log that fails is reported, the others go on. */
+export async function indexLogs(
+  requests: readonly DerivationRequest[],
+  withLeaves: boolean,
+  yieldEvery = EVENTS_PER_YIELD,
+): Promise<IndexedLogOutcome[]> {
+  const results: IndexedLogOutcome[] = [];
+  for (const request of requests) {
+    try {
+      results.push(await indexLog(request, withLeaves, yieldEvery));
+    } catch (error) {
+      results.push({ error: errorText(error) });
+    }
+  }
+  return results;
+}
+
+/** Derives every log of a pass, leaves included; a log that fails is reported, the others go on. */
 export async function deriveLogs(
   requests: readonly DerivationRequest[],
   leafOf: LeafOf | undefined,
   yieldEvery = EVENTS_PER_YIELD,
 ): Promise<DerivedLog[]> {
+  const indexed = await indexLogs(requests, leafOf !== undefined, yieldEvery);
   const results: DerivedLog[] = [];
-  for (const request of requests) {
+  for (const log of indexed) {
+    if ("error" in log) {
+      results.push(log);
+      continue;
+    }
     try {
-      results.push({ events: await deriveLog(request, leafOf, yieldEvery) });
+      if (leafOf) await deriveLeaves(log, leafOf, yieldEvery);
+      results.push({ events: log.events });
     } catch (error) {
-      results.push({ error: error instanceof Error ? error.message : String(error) });
+      results.push({ error: errorText(error) });
     }
   }
   return results;

@@ -14,17 +14,45 @@
 import { Worker, type WorkerOptions } from "node:worker_threads";
 import type { Logger } from "pino";
 import type { EventPayload } from "../crypto/event-cipher.js";
+import { LEAF_SIZE } from "../tlog/leaf.js";
 import {
   type DerivationRequest,
   type DerivedEvent,
   type DerivedLog,
-  deriveLogs,
+  deriveLeaves,
+  errorText,
+  type IndexedLogOutcome,
+  indexLogs,
   type LeafOf,
 } from "./derivation.js";
 
+/**
+ * Why the leaves of some logs of a pass could not be derived, by the log's position in
+ * the pass's requests (empty when every leaf was).
+ */
+export type LeafFailures = Map<number, string>;
+
+/**
+ * A pass's derivation in two steps, so that the pass writes its index rows while the
+ * leaves are derived (with the verifiable log on, the leaves cost about as much as the
+ * indexes; docs/write-path.md).
+ */
+export interface StagedDerivation {
+  /** Each log's opened and indexed events (their `leaf` not yet set), or why not. */
+  logs: DerivedLog[];
+  /**
+   * Settles once the leaves are derived: every event's `leaf` is then set, except in the
+   * logs it names. Rejects only when the derivation itself failed (its worker died).
+   */
+  leaves: Promise<LeafFailures>;
+}
+
 /** Derives the logs of a pass, here or in the worker. */
 export interface Deriver {
+  /** Every log's events with their leaves (when the deriver has a leaf function). */
   derive(requests: readonly DerivationRequest[]): Promise<DerivedLog[]>;
+  /** The same, the indexes answered before the leaves. */
+  deriveStaged(requests: readonly DerivationRequest[]): Promise<StagedDerivation>;
   /** Stops the worker, if one runs; passes in flight there fail. */
   close(): Promise<void>;
   /** Passes derived in the worker so far (tests, metrics). */
@@ -53,7 +81,7 @@ export interface DeriverOptions {
 export interface WorkerRequest {
   id: number;
   requests: readonly DerivationRequest[];
-  /** Whether leaves are computed. */
+  /** Whether leaves are computed (answered after the indexes, LeavesAnswer). */
   leaves: boolean;
 }
 
@@ -74,10 +102,19 @@ export interface PackedLog {
   payloads: EventPayload[] | undefined;
 }
 
-/** The worker's answer. */
+/** The worker's first answer: the indexes, or why it could not derive. */
 export type WorkerAnswer =
   | { id: number; results: (PackedLog | { error: string })[] }
   | { id: number; error: string };
+
+/**
+ * The worker's second answer, when leaves were asked for: per log of the request, its
+ * leaves one after another (LEAF_SIZE bytes each, one transferred buffer) or why not.
+ */
+export interface LeavesAnswer {
+  id: number;
+  leaves: (Uint8Array | { error: string })[];
+}
 
 /** A Uint8Array that came through postMessage, as the Buffer it was sent as (no copy). */
 export function asBuffer(bytes: Uint8Array): Buffer {
@@ -94,8 +131,8 @@ function compact(bytes: Uint8Array, transfer: ArrayBuffer[]): Uint8Array {
   return copy;
 }
 
-/** The byte fields of a derived event, in their packed order. */
-const PACKED_FIELDS = 8;
+/** The byte fields of a derived event, in their packed order (its leaf travels apart). */
+const PACKED_FIELDS = 7;
 const packedFields = (event: DerivedEvent): (Uint8Array | undefined)[] => [
   event.salt,
   event.indexes.actorIdx,
@@ -104,11 +141,17 @@ const packedFields = (event: DerivedEvent): (Uint8Array | undefined)[] => [
   event.indexes.actionIdx,
   event.indexes.tenantIdx,
   event.indexes.legacyActionIdx,
-  event.leaf,
 ];
 
-/** Packs a pass's results for postMessage; `transfer` lists the buffers to move, not copy. */
-export function packResults(results: readonly DerivedLog[]): {
+/**
+ * Packs a pass's indexed logs for postMessage; `transfer` lists the buffers to move, not
+ * copy. The opened payloads go only `withPayloads` (when no leaf is derived, the tree
+ * stage would read them).
+ */
+export function packResults(
+  results: readonly ({ events: DerivedEvent[] } | { error: string })[],
+  withPayloads: boolean,
+): {
   results: (PackedLog | { error: string })[];
   transfer: ArrayBuffer[];
 } {
@@ -132,13 +175,12 @@ export function packResults(results: readonly DerivedLog[]): {
       }
     }
     transfer.push(bytes.buffer, spans.buffer);
-    const withLeaves = log.events.every((event) => event.leaf !== undefined);
     return {
       bytes,
       spans,
       searchTokenText: log.events.map((event) => event.indexes.searchTokenText),
       searchTokenCount: log.events.map((event) => event.indexes.searchTokenCount),
-      payloads: withLeaves ? undefined : log.events.map((event) => event.payload as EventPayload),
+      payloads: withPayloads ? log.events.map((event) => event.payload as EventPayload) : undefined,
     };
   });
   return { results: packed, transfer };
@@ -153,11 +195,6 @@ export function unpackLog(log: PackedLog | { error: string }): DerivedLog {
     const length = spans[at + 1] as number;
     if (length < 0) return undefined;
     return Buffer.from(bytes.buffer, bytes.byteOffset + (spans[at] as number), length);
-  };
-  // The leaf as derived: plain bytes, not a Buffer.
-  const leafOf = (i: number): Uint8Array | undefined => {
-    const leaf = field(i, 7);
-    return leaf && new Uint8Array(leaf.buffer, leaf.byteOffset, leaf.byteLength);
   };
   const required = (i: number, f: number): Buffer => {
     const bytesOf = field(i, f);
@@ -179,9 +216,86 @@ export function unpackLog(log: PackedLog | { error: string }): DerivedLog {
         searchTokenText,
         searchTokenCount: log.searchTokenCount[i] as number,
       },
-      leaf: leafOf(i),
+      leaf: undefined,
     })),
   };
+}
+
+/** Packs each log's leaves into one buffer of its own (moved to the requests' thread). */
+export function packLeaves(
+  logs: readonly IndexedLogOutcome[],
+  failures: ReadonlyMap<number, string>,
+): { leaves: LeavesAnswer["leaves"]; transfer: ArrayBuffer[] } {
+  const transfer: ArrayBuffer[] = [];
+  const leaves = logs.map((log, l): Uint8Array | { error: string } => {
+    if ("error" in log) return log;
+    const failed = failures.get(l);
+    if (failed !== undefined) return { error: failed };
+    const bytes = new Uint8Array(log.events.length * LEAF_SIZE);
+    for (const [i, event] of log.events.entries()) {
+      if (event.leaf === undefined) return { error: `event ${i} has no leaf` };
+      bytes.set(event.leaf, i * LEAF_SIZE);
+    }
+    transfer.push(bytes.buffer);
+    return bytes;
+  });
+  return { leaves, transfer };
+}
+
+/**
+ * Sets the leaves of a pass's logs from the worker's second answer; the failures, by
+ * the log's position.
+ */
+function placeLeaves(logs: readonly DerivedLog[], answer: LeavesAnswer): LeafFailures {
+  const failures: LeafFailures = new Map();
+  for (const [l, log] of logs.entries()) {
+    if ("error" in log) continue;
+    const bytes = answer.leaves[l];
+    if (bytes === undefined || "error" in bytes) {
+      failures.set(l, bytes?.error ?? "no leaves answered");
+      continue;
+    }
+    if (bytes.length !== log.events.length * LEAF_SIZE) {
+      failures.set(l, `${bytes.length / LEAF_SIZE} leaves answered for ${log.events.length}`);
+      continue;
+    }
+    for (const [i, event] of log.events.entries()) {
+      event.leaf = bytes.subarray(i * LEAF_SIZE, (i + 1) * LEAF_SIZE);
+    }
+  }
+  return failures;
+}
+
+/** Derives each indexed log's leaves; the logs whose leaves failed, by position. */
+export async function deriveLeavesOf(
+  logs: readonly IndexedLogOutcome[],
+  leafOf: LeafOf,
+  yieldEvery?: number,
+): Promise<LeafFailures> {
+  const failures: LeafFailures = new Map();
+  for (const [l, log] of logs.entries()) {
+    if ("error" in log) continue;
+    try {
+      await deriveLeaves(log, leafOf, yieldEvery);
+    } catch (error) {
+      failures.set(l, errorText(error));
+    }
+  }
+  return failures;
+}
+
+/** A staged derivation's results once its leaves are in: failed logs as errors. */
+async function settled(staged: StagedDerivation): Promise<DerivedLog[]> {
+  const failures = await staged.leaves;
+  return staged.logs.map((log, l) => {
+    const failed = failures.get(l);
+    return failed === undefined ? log : { error: failed };
+  });
+}
+
+/** Indexed logs as derived logs (the leaves, if any, set later on the same events). */
+function asDerived(logs: readonly IndexedLogOutcome[]): DerivedLog[] {
+  return logs.map((log) => ("error" in log ? log : { events: log.events }));
 }
 
 /**
@@ -230,6 +344,13 @@ function compactRequests(requests: readonly DerivationRequest[]): {
   return { requests: compacted, transfer };
 }
 
+/** What waits for the worker's answers to one message. */
+interface Waiter {
+  indexed(logs: DerivedLog[]): void;
+  leaves(answer: LeavesAnswer): void;
+  fail(error: Error): void;
+}
+
 /** Creates the deriver. */
 export function createDeriver(options: DeriverOptions): Deriver {
   const { logger, leafOf } = options;
@@ -239,13 +360,10 @@ export function createDeriver(options: DeriverOptions): Deriver {
   let answered = false;
   let nextId = 0;
   let workerPasses = 0;
-  const pending = new Map<
-    number,
-    { resolve: (results: DerivedLog[]) => void; reject: (error: Error) => void }
-  >();
+  const pending = new Map<number, Waiter>();
 
   const failAll = (error: Error) => {
-    for (const waiter of pending.values()) waiter.reject(error);
+    for (const waiter of pending.values()) waiter.fail(error);
     pending.clear();
   };
 
@@ -253,13 +371,21 @@ export function createDeriver(options: DeriverOptions): Deriver {
     const started = new Worker(spec.script, spec.options);
     // The worker does not keep the process alive: stopping is the app's business.
     started.unref();
-    started.on("message", (answer: WorkerAnswer) => {
+    started.on("message", (answer: WorkerAnswer | LeavesAnswer) => {
       answered = true;
       const waiter = pending.get(answer.id);
       if (!waiter) return;
-      pending.delete(answer.id);
-      if ("error" in answer) waiter.reject(new Error(`derivation worker: ${answer.error}`));
-      else waiter.resolve(answer.results.map(unpackLog));
+      if ("leaves" in answer) {
+        pending.delete(answer.id);
+        waiter.leaves(answer);
+      } else if ("error" in answer) {
+        pending.delete(answer.id);
+        waiter.fail(new Error(`derivation worker: ${answer.error}`));
+      } else {
+        // With leaves asked for, the waiter stays for the second answer.
+        if (leafOf === undefined) pending.delete(answer.id);
+        waiter.indexed(answer.results.map(unpackLog));
+      }
     });
     started.on("error", (error) => {
       if (!answered) {
@@ -280,11 +406,31 @@ export function createDeriver(options: DeriverOptions): Deriver {
   };
 
   const inWorker = (requests: readonly DerivationRequest[]) =>
-    new Promise<DerivedLog[]>((resolve, reject) => {
+    new Promise<StagedDerivation>((resolve, reject) => {
       if (!options.worker) throw new Error("no derivation worker configured");
       worker ??= start(options.worker);
       const id = nextId++;
-      pending.set(id, { resolve, reject });
+      let logs: DerivedLog[] = [];
+      let leavesSettled: { resolve(f: LeafFailures): void; reject(e: Error): void } | undefined;
+      const leaves = new Promise<LeafFailures>((resolveLeaves, rejectLeaves) => {
+        leavesSettled = { resolve: resolveLeaves, reject: rejectLeaves };
+      });
+      // Rejected only with the indexes already answered; until then `reject` says it.
+      leaves.catch(() => {});
+      pending.set(id, {
+        indexed(derived) {
+          logs = derived;
+          if (leafOf === undefined) leavesSettled?.resolve(new Map());
+          resolve({ logs, leaves });
+        },
+        leaves(answer) {
+          leavesSettled?.resolve(placeLeaves(logs, answer));
+        },
+        fail(error) {
+          reject(error);
+          leavesSettled?.reject(error);
+        },
+      });
       const compacted = compactRequests(requests);
       const message: WorkerRequest = {
         id,
@@ -295,11 +441,22 @@ export function createDeriver(options: DeriverOptions): Deriver {
       workerPasses++;
     });
 
+  /** On this thread: the indexes, then the leaves (begun at once, between requests). */
+  const here = async (requests: readonly DerivationRequest[]): Promise<StagedDerivation> => {
+    const indexed = await indexLogs(requests, leafOf !== undefined);
+    const leaves = leafOf ? deriveLeavesOf(indexed, leafOf) : Promise.resolve(new Map());
+    return { logs: asDerived(indexed), leaves };
+  };
+
+  const deriveStaged = (requests: readonly DerivationRequest[]) => {
+    const events = requests.reduce((sum, request) => sum + request.rows.length, 0);
+    return broken || events < minEvents ? here(requests) : inWorker(requests);
+  };
+
   return {
-    derive(requests) {
-      const events = requests.reduce((sum, request) => sum + request.rows.length, 0);
-      if (broken || events < minEvents) return deriveLogs(requests, leafOf);
-      return inWorker(requests);
+    deriveStaged,
+    async derive(requests) {
+      return settled(await deriveStaged(requests));
     },
     async close() {
       const running = worker;

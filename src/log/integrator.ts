@@ -37,7 +37,7 @@ import {
   writeIndex,
 } from "../store/log-integration.js";
 import type { DerivationRequest, DerivedEvent, DerivedLog } from "./derivation.js";
-import { createDeriver, type Deriver } from "./deriver.js";
+import { createDeriver, type Deriver, type LeafFailures } from "./deriver.js";
 import type { PlaintextCache } from "./plaintext-cache.js";
 
 /** One event as sequenced by a pass. */
@@ -165,27 +165,17 @@ export function createIntegrator(options: IntegratorOptions): Integrator {
       const perLog = Math.max(100, Math.floor(maxEvents / logs.length));
       const journal = await readJournal(tx, logs, horizon, perLog, withContext, takePlaintext);
 
-      const index: IndexRow[] = [];
-      const advances: LogAdvance[] = [];
-      const batches: SequencedBatch[] = [];
       let more = candidates.length === maxLogs;
-      const derived = await deriveAll(tx, logs, journal);
+      const derivation = await deriveAll(tx, logs, journal);
+      let sequenced: SequencedLog[] = [];
       for (const [l, log] of logs.entries()) {
         const rows = journal.get(log.lockId) ?? [];
-        const outcome = derived[l];
+        const outcome = derivation.logs[l];
         if (outcome === undefined || "error" in outcome) {
           // This log stays where it is (retried next pass); the others go on.
-          logger.error(
-            {
-              err: outcome?.error ?? "not derived",
-              projectId: log.projectId,
-              environment: log.environment,
-            },
-            "integrator: a journal row could not be opened",
-          );
+          reportUnderived(log, outcome?.error ?? "not derived");
           continue;
         }
-        const sequenced = sequence(log, rows, outcome.events);
         const full = rows.length >= perLog;
         if (full) more = true;
         const last = rows.at(-1);
@@ -193,15 +183,54 @@ export function createIntegrator(options: IntegratorOptions): Integrator {
           full && last ? { xid: last.xid, id: last.eventId } : { xid: horizon, id: NIL_UUID };
         // Another instance's pass may have gone further since the logs were picked.
         const position = reached(log.position, end) ? log.position : end;
-        advances.push({ lockId: log.lockId, size: log.size + BigInt(rows.length), position });
-        if (rows.length > 0) batches.push(sequenced.batch);
-        index.push(...sequenced.index);
+        sequenced.push({
+          ...sequence(log, rows, outcome.events),
+          position: l,
+          advance: { lockId: log.lockId, size: log.size + BigInt(rows.length), position },
+        });
       }
-      await writeIndex(tx, index);
+      // The index rows are written while the leaves are derived (deriver.ts). A log whose
+      // leaves failed is then taken out again, its index rows with it: it stays where it
+      // is, as a log that could not be opened.
+      await tx.query("savepoint before_index");
+      // Both settle before the pass goes on or fails: nothing of the transaction in flight.
+      const [leaves, written] = await Promise.allSettled([
+        derivation.leaves,
+        writeIndex(
+          tx,
+          sequenced.flatMap((log) => log.index),
+        ),
+      ]);
+      if (written.status === "rejected") throw written.reason;
+      if (leaves.status === "rejected") throw leaves.reason;
+      const failures = leaves.value;
+      if (failures.size > 0) {
+        for (const log of sequenced) {
+          const failed = failures.get(log.position);
+          if (failed !== undefined) reportUnderived(logs[log.position] as LockedLog, failed);
+        }
+        sequenced = sequenced.filter((log) => !failures.has(log.position));
+        await tx.query("rollback to savepoint before_index");
+        await writeIndex(
+          tx,
+          sequenced.flatMap((log) => log.index),
+        );
+      }
+      const batches = sequenced.filter((log) => log.batch.events.length > 0).map(withLeaves);
       if (batches.length > 0) for (const stage of stages) await stage.apply(tx, batches);
-      await advanceLogs(tx, advances);
-      return { integrated: index.length, more, busy };
+      await advanceLogs(
+        tx,
+        sequenced.map((log) => log.advance),
+      );
+      return { integrated: sequenced.reduce((n, log) => n + log.index.length, 0), more, busy };
     });
+
+  /** A log left where it is this pass: logged, retried by the next. */
+  const reportUnderived = (log: LockedLog, error: string) =>
+    logger.error(
+      { err: error, projectId: log.projectId, environment: log.environment },
+      "integrator: a journal row could not be opened",
+    );
 
   /**
    * Derives every log's rows in one call (on this thread or in the worker). The keys are
@@ -212,7 +241,7 @@ export function createIntegrator(options: IntegratorOptions): Integrator {
     tx: Queryable,
     logs: readonly LockedLog[],
     journal: Map<number, JournalRow[]>,
-  ): Promise<(DerivedLog | undefined)[]> => {
+  ): Promise<{ logs: (DerivedLog | undefined)[]; leaves: Promise<LeafFailures> }> => {
     const requests: DerivationRequest[] = [];
     const slots: (number | DerivedLog)[] = [];
     for (const log of logs) {
@@ -237,8 +266,23 @@ export function createIntegrator(options: IntegratorOptions): Integrator {
         slots.push({ error: error instanceof Error ? error.message : String(error) });
       }
     }
-    const results = requests.length > 0 ? await deriver.derive(requests) : [];
-    return slots.map((slot) => (typeof slot === "number" ? results[slot] : slot));
+    const derived =
+      requests.length > 0
+        ? await deriver.deriveStaged(requests)
+        : { logs: [], leaves: Promise.resolve<LeafFailures>(new Map()) };
+    // The failures by position among the pass's logs, not among the requests.
+    const leaves = derived.leaves.then((failures) => {
+      const byLog: LeafFailures = new Map();
+      for (const [l, slot] of slots.entries()) {
+        const failed = typeof slot === "number" ? failures.get(slot) : undefined;
+        if (failed !== undefined) byLog.set(l, failed);
+      }
+      return byLog;
+    });
+    return {
+      logs: slots.map((slot) => (typeof slot === "number" ? derived.logs[slot] : slot)),
+      leaves,
+    };
   };
 
   /** Numbers a log's rows from its size, with what was derived from each. */
@@ -253,7 +297,7 @@ export function createIntegrator(options: IntegratorOptions): Integrator {
     const events: SequencedEvent[] = [];
     const index: IndexRow[] = [];
     for (const [i, row] of rows.entries()) {
-      const { payload, salt, indexes, leaf } = derived[i] as DerivedEvent;
+      const { payload, salt, indexes } = derived[i] as DerivedEvent;
       const logIndex = log.size + BigInt(i);
       events.push({
         logIndex,
@@ -265,7 +309,7 @@ export function createIntegrator(options: IntegratorOptions): Integrator {
         salt,
         context: row.context,
         plaintext: row.plaintext,
-        leaf,
+        leaf: undefined,
       });
       index.push({
         projectId: log.projectId,
@@ -285,7 +329,13 @@ export function createIntegrator(options: IntegratorOptions): Integrator {
       firstIndex: log.size,
       events,
     };
-    return { batch, index };
+    return { batch, index, derived };
+  };
+
+  /** A log's batch with each event's leaf, once the derivation has set them. */
+  const withLeaves = (log: SequencedLog): SequencedBatch => {
+    for (const [i, event] of log.batch.events.entries()) event.leaf = log.derived[i]?.leaf;
+    return log.batch;
   };
 
   /** Sleeps `ms`, or less when a nudge of the kind `wakeOn` names comes. */
@@ -362,4 +412,12 @@ export function createIntegrator(options: IntegratorOptions): Integrator {
 interface Sequenced {
   batch: SequencedBatch;
   index: IndexRow[];
+  /** What was derived from its rows (the leaves set there once derived). */
+  derived: readonly DerivedEvent[];
+}
+
+/** A log's part of a pass, with where it was among the pass's logs and where it moves. */
+interface SequencedLog extends Sequenced {
+  position: number;
+  advance: LogAdvance;
 }

@@ -226,6 +226,65 @@ describe("derivation in the worker thread", () => {
     expect(deriver.workerPasses).toBe(3);
   });
 
+  it("answers the indexes first and the leaves after, the same as at once, in the worker and here", async () => {
+    const requests = [await logRequest(60, 0n), await logRequest(5, 300n)];
+    const whole = await deriveLogs(requests, leafOf);
+    for (const deriver of [workerDeriver(0), workerDeriver(1_000)]) {
+      const staged = await deriver.deriveStaged(requests);
+      // The indexes are there; the leaves not yet (they come while the pass writes).
+      const events = staged.logs.flatMap(eventsOf);
+      expect(events.every((event) => event.leaf === undefined)).toBe(true);
+      expect(events.map((event) => event.indexes)).toEqual(
+        whole.flatMap(eventsOf).map((event) => event.indexes),
+      );
+      expect(await staged.leaves).toEqual(new Map());
+      expect(staged.logs.flatMap(eventsOf).map((event) => event.leaf)).toEqual(
+        whole.flatMap(eventsOf).map((event) => event.leaf),
+      );
+    }
+  });
+
+  it("names a log whose leaves fail, its indexes answered, the others' leaves derived", async () => {
+    const good = await logRequest(4, 0n);
+    const bad = await logRequest(4, 0n);
+    const badIds = new Set(bad.rows.map((row) => row.eventId));
+    const deriver = createDeriver({
+      logger,
+      leafOf: async (event) => {
+        if (badIds.has(event.eventId)) throw new Error("no leaf for this one");
+        return leafOf(event);
+      },
+    });
+    const staged = await deriver.deriveStaged([good, bad]);
+    expect(staged.logs.map((log) => eventsOf(log).length)).toEqual([4, 4]);
+    expect(await staged.leaves).toEqual(new Map([[1, "no leaf for this one"]]));
+    expect(eventsOf(staged.logs[0]).every((event) => event.leaf?.length === 65)).toBe(true);
+    // Derived at once, the log is failed as a whole.
+    const results = await deriver.derive([good, bad]);
+    expect(eventsOf(results[0])).toHaveLength(4);
+    expect(results[1]).toEqual({ error: "no leaf for this one" });
+  });
+
+  it("fails the leaves of a pass whose worker died after answering its indexes", async () => {
+    // A stand-in worker: answers the indexes (no log), then exits before the leaves.
+    const script = `
+      const { parentPort } = require("node:worker_threads");
+      parentPort.on("message", (message) => {
+        parentPort.postMessage({ id: message.id, results: message.requests.map(() => ({ error: "none" })) });
+        setTimeout(() => process.exit(9), 20);
+      });`;
+    const deriver = createDeriver({
+      logger,
+      leafOf,
+      worker: { script, options: { eval: true } },
+      minEventsForWorker: 0,
+    });
+    deriversToClose.push(deriver);
+    const staged = await deriver.deriveStaged([await logRequest(2, 0n)]);
+    expect(staged.logs).toEqual([{ error: "none" }]);
+    await expect(staged.leaves).rejects.toThrow(/exited with code 9/);
+  });
+
   it("leaves small passes on the requests' thread", async () => {
     const deriver = workerDeriver(32);
     const results = await deriver.derive([await logRequest(31, 0n)]);

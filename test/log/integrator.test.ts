@@ -8,9 +8,12 @@
  * PostgreSQL.
  */
 import { randomBytes } from "node:crypto";
+import pino from "pino";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openPayload } from "../../src/crypto/event-cipher.js";
+import { listedEventLeaf } from "../../src/listed-event-leaf.js";
+import { createDeriver } from "../../src/log/deriver.js";
 import type { IntegrationStage, SequencedBatch } from "../../src/log/integrator.js";
 import { createPlaintextCache } from "../../src/log/plaintext-cache.js";
 import type { Db } from "../../src/store/db.js";
@@ -21,6 +24,7 @@ import { createIsolatedStorage, type IsolatedStorage } from "../support/isolated
 import { type JournalFixture, journalFixture, stored } from "../support/journal-fixtures.js";
 
 const masterKey = randomBytes(32);
+const leafOf = listedEventLeaf();
 let storage: IsolatedStorage;
 let db: Db;
 let fixture: JournalFixture;
@@ -175,6 +179,55 @@ describe("the integrator", () => {
     await integrate(fixture.integrator(), projectId, 4);
     expect(await fixture.indexed(projectId)).toEqual(
       ids.map((eventId, logIndex) => ({ eventId, logIndex })),
+    );
+  });
+
+  it("leaves a log whose leaves cannot be derived where it is, its index rows with it, and sequences the others", async () => {
+    const [leafless, fine] = [await fixture.newProject(), await fixture.newProject()];
+    const ids: Record<string, string[]> = { [leafless]: [], [fine]: [] };
+    for (const projectId of [leafless, fine]) {
+      for (let i = 0; i < 3; i++) {
+        const event = await fixture.newEvent(projectId);
+        ids[projectId]?.push((await fixture.store.createEvent(event)).eventId);
+      }
+    }
+    const refused = new Set(ids[leafless]);
+    let refusals = 0;
+    const seen: SequencedBatch[] = [];
+    const stage: IntegrationStage = {
+      needsContext: true,
+      async apply(_tx, batches) {
+        seen.push(...batches);
+      },
+    };
+    const deriver = createDeriver({
+      logger: pino({ level: "silent" }),
+      leafOf: async (event) => {
+        if (refused.has(event.eventId)) {
+          refusals++;
+          throw new Error("no leaf for this one");
+        }
+        return leafOf(event);
+      },
+    });
+    await integrate(fixture.integrator({ deriver, stages: [stage] }), fine, 3);
+    // Until a pass has tried the leafless log too (the horizon may hold rows back).
+    while (refusals === 0) {
+      await fixture.integrator({ deriver, stages: [stage] }).runPass();
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(await fixture.indexed(leafless)).toEqual([]);
+    expect(await logSize(leafless)).toBe(0);
+    expect(seen.some((batch) => batch.projectId === leafless)).toBe(false);
+    const fineEvents = seen.filter((b) => b.projectId === fine).flatMap((b) => b.events);
+    expect(fineEvents.map((event) => event.eventId)).toEqual(ids[fine]);
+    expect(fineEvents.every((event) => event.leaf?.length === 65)).toBe(true);
+
+    // Its leaves derivable again, the log is sequenced from 0.
+    refused.clear();
+    await integrate(fixture.integrator({ deriver, stages: [stage] }), leafless, 3);
+    expect(await fixture.indexed(leafless)).toEqual(
+      (ids[leafless] ?? []).map((eventId, logIndex) => ({ eventId, logIndex })),
     );
   });
 
