@@ -101,13 +101,11 @@ function payloadOf(
   return openPayload(keys, at, row.keyVersion, row.payload);
 }
 
-/**
- * A log's events opened and indexed, and what their leaves will be computed from (the
- * events as GET /api/events lists them; undefined when no leaves are asked for).
- */
+/** A log's events opened and indexed, and (when leaves are asked for) its request. */
 export interface IndexedLog {
   events: DerivedEvent[];
-  listed: ListedEvent[] | undefined;
+  /** What deriveLeaves reads besides the events; undefined when no leaves are asked for. */
+  request: DerivationRequest | undefined;
 }
 
 /** A log's indexed events, or why its rows could not be opened (the log waits). */
@@ -118,10 +116,12 @@ async function yieldAt(i: number, yieldEvery: number): Promise<void> {
   if (i > 0 && i % yieldEvery === 0) await new Promise<void>((resolve) => setImmediate(resolve));
 }
 
-/**
- * Opens one log's rows and derives their blind indexes; with `withLeaves`, also opens
- * their contexts and keeps each event as listed, for deriveLeaves.
- */
+/** Where a row's ciphertexts belong. */
+function addressOf(request: DerivationRequest, row: DerivationRow): EventAddress {
+  return { projectId: request.projectId, environment: request.environment, eventId: row.eventId };
+}
+
+/** Opens one log's rows and derives their blind indexes; `withLeaves`: for deriveLeaves. */
 export async function indexLog(
   request: DerivationRequest,
   withLeaves: boolean,
@@ -129,26 +129,9 @@ export async function indexLog(
 ): Promise<IndexedLog> {
   const keys = projectKeys(request.projectId, request.keys);
   const events: DerivedEvent[] = [];
-  const listed: ListedEvent[] | undefined = withLeaves ? [] : undefined;
   for (const [i, row] of request.rows.entries()) {
     await yieldAt(i, yieldEvery);
-    const at = {
-      projectId: request.projectId,
-      environment: request.environment,
-      eventId: row.eventId,
-    };
-    const opened = await payloadOf(keys, at, row);
-    listed?.push({
-      eventId: row.eventId,
-      occurredAt: new Date(millis(row.occurredMicros)),
-      receivedAt: row.receivedAt,
-      logIndex: request.firstIndex + BigInt(i),
-      salt: opened.salt,
-      payload: opened.payload,
-      context: row.plaintext
-        ? contextOfPlaintext(row.plaintext.context)
-        : await openContext(keys, at, row.keyVersion, row.context),
-    });
+    const opened = await payloadOf(keys, addressOf(request, row), row);
     events.push({
       payload: opened.payload,
       salt: opened.salt,
@@ -156,19 +139,37 @@ export async function indexLog(
       leaf: undefined,
     });
   }
-  return { events, listed };
+  return { events, request: withLeaves ? request : undefined };
 }
 
-/** Sets each indexed event's leaf (indexLog with `withLeaves`). */
+/**
+ * Sets each indexed event's leaf (indexLog with `withLeaves`), from the event as
+ * GET /api/events lists it: its context is opened here, with the leaves, since nothing
+ * else reads it.
+ */
 export async function deriveLeaves(
   log: IndexedLog,
   leafOf: LeafOf,
   yieldEvery = EVENTS_PER_YIELD,
 ): Promise<void> {
-  if (log.listed === undefined) throw new Error("the log was indexed without what its leaves need");
+  const { request } = log;
+  if (request === undefined) throw new Error("the log was indexed without what its leaves need");
+  const keys = projectKeys(request.projectId, request.keys);
   for (const [i, event] of log.events.entries()) {
     await yieldAt(i, yieldEvery);
-    event.leaf = await leafOf(log.listed[i] as ListedEvent);
+    const row = request.rows[i] as DerivationRow;
+    if (event.payload === undefined) throw new Error(`event ${row.eventId} has no payload`);
+    event.leaf = await leafOf({
+      eventId: row.eventId,
+      occurredAt: new Date(millis(row.occurredMicros)),
+      receivedAt: row.receivedAt,
+      logIndex: request.firstIndex + BigInt(i),
+      salt: event.salt,
+      payload: event.payload,
+      context: row.plaintext
+        ? contextOfPlaintext(row.plaintext.context)
+        : await openContext(keys, addressOf(request, row), row.keyVersion, row.context),
+    });
   }
 }
 

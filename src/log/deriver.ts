@@ -5,6 +5,9 @@
  * derivation use both cores (docs/write-path.md). Small passes stay here: a round trip to
  * the worker costs more than a few events, and an idle service never starts the worker.
  *
+ * A pass is derived in two steps (`deriveStaged`): the indexes are answered first and the
+ * leaves after, so that the integrator writes its index rows while the leaves are derived.
+ *
  * The worker is started at the first large pass and kept; it holds nothing between
  * messages. If it dies, the passes it held fail (the integrator retries them: nothing is
  * sequenced without its derivation) and the next large pass starts a new one. If it

@@ -265,6 +265,21 @@ describe("derivation in the worker thread", () => {
     expect(results[1]).toEqual({ error: "no leaf for this one" });
   });
 
+  it("indexes a log whose context does not open, and fails its leaves alone, in the worker", async () => {
+    const good = await logRequest(40, 0n);
+    const bad = await logRequest(40, 0n);
+    const row = bad.rows[18];
+    if (!row?.context) throw new Error("no row with a context");
+    const context = Uint8Array.from(row.context);
+    context[context.length - 1] = (context.at(-1) ?? 0) ^ 1;
+    row.context = context;
+    const staged = await workerDeriver(0).deriveStaged([good, bad]);
+    expect(staged.logs.map((log) => eventsOf(log).length)).toEqual([40, 40]);
+    const failures = await staged.leaves;
+    expect([...failures.keys()]).toEqual([1]);
+    expect(eventsOf(staged.logs[0]).every((event) => event.leaf?.length === 65)).toBe(true);
+  });
+
   it("fails the leaves of a pass whose worker died after answering its indexes", async () => {
     // A stand-in worker: answers the indexes (no log), then exits before the leaves.
     const script = `
