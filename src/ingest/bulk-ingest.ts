@@ -378,7 +378,11 @@ function validateItem(event: unknown, index: number): CheckedItem {
   const { value, issues } = eventValidator.validate(event);
   // As large as a Create Event body may be, and no larger (measured without white space:
   // the body's own spacing is the batch's).
-  if (issues.length === 0 && mayExceedEventBytes(value) && jsonBytesOver(event, MAX_EVENT_BYTES)) {
+  if (
+    issues.length === 0 &&
+    mayExceedEventBytes(event, value) &&
+    jsonBytesOver(event, MAX_EVENT_BYTES)
+  ) {
     issues.push({
       path: [],
       message: `Event must be at most ${MAX_EVENT_BYTES} bytes of JSON, as a Create Event body`,
@@ -393,13 +397,24 @@ function validateItem(event: unknown, index: number): CheckedItem {
 }
 
 /**
- * Whether a valid event could take more than MAX_EVENT_BYTES: only with many changes.
- * Each change is at most ~10.6 KB (`before` and `after` 5 KB each, a 256-character
- * path), the context 10 KB and the other fields a few KB, so below 65 changes an event
- * stays under 0.7 MB and is not serialized to be measured.
+ * Whether a valid event, as sent (`event`; `input` is what validation kept of it), could
+ * take more than MAX_EVENT_BYTES. What the service keeps is bounded: each change at most
+ * ~10.6 KB (`before` and `after` 5 KB each, a 256-character path), the context 10 KB and
+ * the other fields a few KB, so below 65 changes it stays under 0.7 MB. Members it
+ * ignores are not bounded and count, as they count in a Create Event body: an event with
+ * any (in itself or in a change) is measured too.
  */
-function mayExceedEventBytes(input: EventInput): boolean {
-  return (input.changes?.length ?? 0) > 64;
+function mayExceedEventBytes(event: unknown, input: EventInput): boolean {
+  const changes = input.changes ?? [];
+  if (changes.length > 64 || memberCount(event) !== Object.keys(input).length) return true;
+  const sentChanges = (event as { changes?: unknown }).changes;
+  if (!Array.isArray(sentChanges)) return false;
+  return changes.some((change, i) => memberCount(sentChanges[i]) !== Object.keys(change).length);
+}
+
+/** The number of own enumerable members of an object as sent (0 for anything else). */
+function memberCount(value: unknown): number {
+  return typeof value === "object" && value !== null ? Object.keys(value).length : 0;
 }
 
 /** Whether `value` written as JSON takes more than `limit` bytes of UTF-8. */
