@@ -67,6 +67,20 @@ export interface Cors {
    * left alone.
    */
   handle(req: NodeRequest, res: NodeResponse, method: string, path: string): boolean;
+  /** Whether OPTIONS is answered at `path` (a preflight), so that `Allow` lists it. */
+  covers(path: string): boolean;
+}
+
+/**
+ * The `Allow` header of a resource served with `methods`: HEAD beside GET (every GET
+ * route answers it), and OPTIONS where CORS answers it, so that a 405 and an OPTIONS
+ * answer list the same methods.
+ */
+export function allowHeader(methods: readonly string[], withOptions: boolean): string {
+  const allowed = [...methods];
+  if (allowed.includes("GET") && !allowed.includes("HEAD")) allowed.push("HEAD");
+  if (withOptions && !allowed.includes("OPTIONS")) allowed.push("OPTIONS");
+  return allowed.join(", ");
 }
 
 /** Header names, lower-cased, each once, as one header value. */
@@ -114,7 +128,7 @@ export function createCors(options: CorsOptions): Cors {
 
       if (method === "OPTIONS") {
         res.statusCode = 204;
-        res.setHeader("allow", [...methods, "OPTIONS"].join(", "));
+        res.setHeader("allow", allowHeader(methods, true));
         if (allowedOrigin !== undefined) {
           res.setHeader("access-control-allow-origin", allowedOrigin);
           res.setHeader("access-control-allow-methods", [...methods, "OPTIONS"].join(", "));
@@ -131,5 +145,6 @@ export function createCors(options: CorsOptions): Cors {
       }
       return false;
     },
+    covers: (path) => rules.has(path),
   };
 }

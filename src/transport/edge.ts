@@ -23,7 +23,7 @@ import { ACCEPT_COMPRESSION } from "./compression.js";
 import { contextValuesFrom } from "./connect-context.js";
 import { bidiStreamRoutes, connectRoutes, errorBoundary } from "./connect-routes.js";
 import { connectStreamRoutes } from "./connect-stream-routes.js";
-import { type CorsRoute, createCors } from "./cors.js";
+import { allowHeader, type CorsRoute, createCors } from "./cors.js";
 import { createErrorReporter } from "./error-reporter.js";
 import { healthRoutes } from "./grpc-health.js";
 import { createReflectionIndex, REFLECTION_SERVICES, reflectionRoutes } from "./grpc-reflection.js";
@@ -175,6 +175,18 @@ export function createEdge(options: EdgeOptions): (req: NodeRequest, res: NodeRe
     (streams ? STREAM_METHOD_PATHS.get(method) : undefined) ??
     restRouter.routes.find((r) => r.method === method)?.template ??
     "";
+  const cors = createCors({
+    origins: options.corsOrigins,
+    routes: CORS_ROUTES,
+    // The same methods over Connect and gRPC-Web, for @connectrpc/connect-web clients:
+    // unary ones by their proto route, the server streams by their REST forms.
+    procedures: options.services.flatMap((service) =>
+      service.methods
+        .filter((method) => restPathOf(method) in CORS_ROUTES)
+        .map((method) => `/${service.typeName}/${method.name}`),
+    ),
+  });
+  const streamAllow = (path: string) => allowHeader(["GET"], cors.covers(path));
   return createHttpHandler({
     logger,
     metrics,
@@ -182,23 +194,13 @@ export function createEdge(options: EdgeOptions): (req: NodeRequest, res: NodeRe
     readFacts,
     https,
     rest: restRouter,
-    ...(streams ? { restStreams: createRestStreams(streams, reporter) } : {}),
+    ...(streams ? { restStreams: createRestStreams(streams, reporter, streamAllow) } : {}),
     connect,
     ...(grpcUnary ? { grpcUnary } : {}),
     procedures,
     readiness: options.readiness,
     ...(options.metricsToken ? { metricsToken: options.metricsToken } : {}),
     ...(options.optionalReadiness ? { optionalReadiness: options.optionalReadiness } : {}),
-    cors: createCors({
-      origins: options.corsOrigins,
-      routes: CORS_ROUTES,
-      // The same methods over Connect and gRPC-Web, for @connectrpc/connect-web clients:
-      // unary ones by their proto route, the server streams by their REST forms.
-      procedures: options.services.flatMap((service) =>
-        service.methods
-          .filter((method) => restPathOf(method) in CORS_ROUTES)
-          .map((method) => `/${service.typeName}/${method.name}`),
-      ),
-    }),
+    cors,
   });
 }

@@ -13,7 +13,7 @@ import type { Logger } from "pino";
 import type { RequestFacts } from "../api/request-facts.js";
 import { Messages, ServiceError } from "../errors.js";
 import type { Metrics } from "../observability/metrics.js";
-import type { Cors } from "./cors.js";
+import { allowHeader, type Cors } from "./cors.js";
 import type { ErrorReporter } from "./error-reporter.js";
 import { isGrpcRequest, sendGrpcMessagesPlain } from "./grpc-message.js";
 import type { HttpsRule } from "./https-required.js";
@@ -126,12 +126,21 @@ export function createHttpHandler(deps: HttpHandlerDeps) {
     return timingSafeEqual(sha256(presented), metricsDigest);
   };
 
+  /** 405, with the methods the path answers (OPTIONS too where CORS answers it). */
+  const notAllowed = (x: Exchange, methods: readonly string[]) =>
+    sendJson(
+      x.res,
+      405,
+      { error: "Method not allowed" },
+      { allow: allowHeader(methods, deps.cors?.covers(x.path) ?? false) },
+    );
+
   /** /healthz, /readyz and /metrics, to GET and HEAD only. */
   const serveProbes: Step = (x) => {
     if (!PROBES.has(x.path)) return false;
     x.route = x.path;
     if (x.readMethod !== "GET") {
-      sendJson(x.res, 405, { error: "Method not allowed" }, { allow: "GET, HEAD" });
+      notAllowed(x, ["GET"]);
     } else if (x.path === "/healthz") {
       sendJson(x.res, 200, { status: "ok" });
     } else if (x.path === "/readyz") {
@@ -186,9 +195,7 @@ export function createHttpHandler(deps: HttpHandlerDeps) {
     const match = rest.match(x.readMethod, x.path);
     if (!match) return false;
     if ("allowedMethods" in match) {
-      const allowed = match.allowedMethods;
-      if (allowed.includes("GET")) allowed.push("HEAD");
-      sendJson(x.res, 405, { error: "Method not allowed" }, { allow: allowed.join(", ") });
+      notAllowed(x, match.allowedMethods);
       return true;
     }
     x.route = match.route.template;
@@ -211,7 +218,7 @@ export function createHttpHandler(deps: HttpHandlerDeps) {
       // Every procedure is called with POST (none is side-effect-free, for Connect's GET):
       // any other method gets what a REST route answers, not the adapter's bare 405.
       if (x.method !== "POST") {
-        sendJson(x.res, 405, { error: "Method not allowed" }, { allow: "POST" });
+        notAllowed(x, ["POST"]);
         return true;
       }
     }

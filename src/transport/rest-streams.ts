@@ -64,6 +64,8 @@ const FORMATS = {
 export function createRestStreams(
   operations: EventStreamOperations,
   reporter: ErrorReporter,
+  /** The `Allow` header of a stream's path (a 405's: cors.ts allowHeader). */
+  allowAt: (path: string) => string,
 ): RestStreams {
   const refuse = (x: StreamExchange, error: unknown) => {
     reporter.report(error, x.facts, { route: x.path });
@@ -146,7 +148,7 @@ export function createRestStreams(
         x.path === EXPORT_PATH ? serveExport : x.path === STREAM_PATH ? serveFollow : undefined;
       if (!serve) return false;
       if (x.readMethod !== "GET") {
-        sendJson(x.res, 405, { error: "Method not allowed" }, { allow: "GET, HEAD" });
+        sendJson(x.res, 405, { error: "Method not allowed" }, { allow: allowAt(x.path) });
         return true;
       }
       // The client going away (or the response failing) aborts the stream.

@@ -187,9 +187,9 @@ export function refuseRepeated(query: URLSearchParams): void {
 
 /**
  * A request's fields from its query string, each by its JSON name or its proto name
- * (`tenantId` or `tenant_id`; the JSON name wins), keyed by JSON name; a repeated
- * parameter is refused. With `others`, parameters that are no field are kept as given,
- * for the operation to refuse by name.
+ * (`tenantId` or `tenant_id`), keyed by JSON name; a parameter given twice, under one
+ * name or under both, is refused. With `others`, parameters that are no field are kept
+ * as given, for the operation to refuse by name.
  */
 export function queryFields(
   input: DescMessage,
@@ -201,6 +201,12 @@ export function queryFields(
   const names = new Set<string>();
   for (const field of input.fields) {
     names.add(field.jsonName).add(field.name);
+    if (field.name !== field.jsonName && query.has(field.jsonName) && query.has(field.name)) {
+      throw new ServiceError(
+        "bad_request",
+        `${field.jsonName} must be given once in the query string (${field.jsonName} and ${field.name} are one parameter)`,
+      );
+    }
     const value = query.get(field.jsonName) ?? query.get(field.name);
     if (value !== null) fields[field.jsonName] = value;
   }

@@ -107,6 +107,24 @@ describe("List Events refusals", () => {
       }
     });
 
+    it.each([
+      ["entityId", "entity_id", "entityId=inv_1001&entity_id=order_7"],
+      ["tenantId", "tenant_id", "tenant_id=a&tenantId=a"],
+    ])(
+      "%s given also as %s (one parameter under both its names)",
+      async (name, protoName, query) => {
+        for (const path of ["/api/events", "/api/events/export", "/api/events/stream"]) {
+          const response = await fetch(`${server.url}${path}?${query}`, {
+            headers: bearer(key.secret),
+          });
+          expect(response.status, path).toBe(400);
+          expect(await response.json()).toEqual({
+            error: `${name} must be given once in the query string (${name} and ${protoName} are one parameter)`,
+          });
+        }
+      },
+    );
+
     it("q without letters or digits", async () => {
       await expect400({ q: "!!! --" }, "q must contain at least one letter or digit");
     });

@@ -270,11 +270,27 @@ describe("HEAD", () => {
     },
   );
 
-  it("405 on /api/events lists GET and HEAD", async () => {
-    const response = await fetch(`${server.url}/api/events`, { method: "PUT" });
-    expect(response.status).toBe(405);
-    expect(response.headers.get("allow")).toBe("GET, HEAD");
-    expect(await response.json()).toEqual({ error: "Method not allowed" });
+  it("405 on /api/events lists GET, HEAD and OPTIONS, as its OPTIONS answer does", async () => {
+    for (const path of [
+      "/api/events",
+      "/api/events/export",
+      "/api/events/stream",
+      "/api/log/checkpoint",
+    ]) {
+      const response = await fetch(`${server.url}${path}`, { method: "PUT" });
+      expect(response.status, path).toBe(405);
+      expect(response.headers.get("allow"), path).toBe("GET, HEAD, OPTIONS");
+      expect(await response.json()).toEqual({ error: "Method not allowed" });
+      const options = await fetch(`${server.url}${path}`, { method: "OPTIONS" });
+      expect(options.status, path).toBe(204);
+      expect(options.headers.get("allow"), path).toBe("GET, HEAD, OPTIONS");
+    }
+    // A procedure that answers cross-origin calls lists OPTIONS beside POST.
+    const listEvents = await fetch(`${server.url}/audit.v1.EventService/ListEvents`, {
+      method: "GET",
+    });
+    expect(listEvents.status).toBe(405);
+    expect(listEvents.headers.get("allow")).toBe("POST, OPTIONS");
   });
 });
 
