@@ -30,9 +30,10 @@ import {
   message as messageRulesOption,
 } from "../../gen/audit/v1/rules_pb.js";
 import { http as httpRule } from "../../gen/google/api/annotations_pb.js";
-import { DATE_TIME } from "../../src/ingest/validation.js";
 import { CSV_HEADER } from "../../src/transport/event-rendering.js";
 import {
+  DATE_TIME_NOTE,
+  DATE_TIME_PATTERN,
   type ErrorCase,
   FIELD_LIMITS,
   type JsonSchema,
@@ -483,8 +484,10 @@ function fieldSchema(field: DescField, mode: "input" | "output", ref: Ref): Json
     rules && rules.maxJsonBytes > 0 && !description.includes("KB")
       ? ` At most ${rules.maxJsonBytes} bytes (${rules.maxJsonBytes / 1024} KB) when serialized.`
       : "";
+  const dateNote = rules?.dateTime || extra.pattern === DATE_TIME_PATTERN ? DATE_TIME_NOTE : "";
+  const note = `${sizeNote}${dateNote}`;
   const withText = (schema: JsonSchema): JsonSchema => ({
-    ...(description || sizeNote ? { description: `${description}${sizeNote}`.trim() } : {}),
+    ...(description || note ? { description: `${description}${note}`.trim() } : {}),
     ...schema,
     ...extra,
   });
@@ -545,8 +548,7 @@ function scalarSchema(scalar: ScalarType, rules: FieldRules | undefined): JsonSc
       const schema: JsonSchema = { type: "string" };
       if (rules && rules.maxLen > 0) schema.maxLength = rules.maxLen;
       if (rules && rules.in.length > 0) schema.enum = [...rules.in];
-      // The service's own form (zone required; seconds optional), not RFC 3339's.
-      if (rules?.dateTime) schema.pattern = jsonSchemaPattern(DATE_TIME);
+      if (rules?.dateTime) schema.pattern = DATE_TIME_PATTERN;
       return schema;
     }
     case ScalarType.UINT64:
@@ -557,15 +559,6 @@ function scalarSchema(scalar: ScalarType, rules: FieldRules | undefined): JsonSc
       // Signed 64-bit integers and bytes are strings in proto JSON.
       return { type: "string" };
   }
-}
-
-// JSON Schema patterns have no flags: a case-insensitive regex spells out its letters.
-function jsonSchemaPattern(regex: RegExp): string {
-  if (!regex.flags.includes("i")) return regex.source;
-  return regex.source.replace(
-    /(?<!\\)[A-Za-z]/g,
-    (letter) => `[${letter.toUpperCase()}${letter.toLowerCase()}]`,
-  );
 }
 
 /** `{ [key]: text }`, or nothing for empty text. */

@@ -18,6 +18,7 @@ import {
 import { DEFAULT_TOKEN_SECONDS, MAX_TOKEN_SECONDS } from "../../src/events/token-service.js";
 import { MAX_BATCH_EVENTS } from "../../src/ingest/bulk-ingest.js";
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from "../../src/ingest/ingest-service.js";
+import { DATE_TIME } from "../../src/ingest/validation.js";
 import { MONTHLY_LIMITS } from "../../src/limits/monthly-quota.js";
 import { CSV_COLUMNS } from "../../src/transport/event-rendering.js";
 import { EXPORT_PATH, STREAM_PATH } from "../../src/transport/rest-streams.js";
@@ -91,6 +92,24 @@ export interface MethodSurface {
  */
 export type StreamBody = "ndjson-events" | "csv-events" | "sse-events";
 
+// JSON Schema patterns have no flags: a case-insensitive regex spells out its letters.
+function jsonSchemaPattern(regex: RegExp): string {
+  if (!regex.flags.includes("i")) return regex.source;
+  return regex.source.replace(
+    /(?<!\\)[A-Za-z]/g,
+    (letter) => `[${letter.toUpperCase()}${letter.toLowerCase()}]`,
+  );
+}
+
+/**
+ * The service's date-time as a pattern: its own form (zone required, seconds optional),
+ * not RFC 3339's `format: date-time`, in the body (`occurredAt`) and the query (`from`,
+ * `to`) alike. What a pattern cannot say is in DATE_TIME_NOTE.
+ */
+export const DATE_TIME_PATTERN = jsonSchemaPattern(DATE_TIME);
+export const DATE_TIME_NOTE =
+  " A date-time with a time zone (seconds optional), like 2024-05-01T00:00:00Z: a real date and time, between years 0001 and 9999 in UTC.";
+
 /** Limits checked in code, by message and JSON field name (JSON Schema keywords). */
 const LIST_FILTER_LIMITS: Readonly<Record<string, JsonSchema>> = {
   actorId: { minLength: 1 },
@@ -99,8 +118,8 @@ const LIST_FILTER_LIMITS: Readonly<Record<string, JsonSchema>> = {
   action: { minLength: 1 },
   tenantId: { minLength: 1 },
   q: { maxLength: MAX_QUERY_CHARS },
-  from: { format: "date-time" },
-  to: { format: "date-time" },
+  from: { pattern: DATE_TIME_PATTERN },
+  to: { pattern: DATE_TIME_PATTERN },
 };
 
 const MAX_SAFE_SIZE = Number.MAX_SAFE_INTEGER;

@@ -33,6 +33,14 @@ const TOKENS = ["POST", "/api/tokens/frontend"] as const;
 const EXPORT = ["GET", EXPORT_PATH] as const;
 const STREAM = ["GET", STREAM_PATH] as const;
 
+/** The keywords of a schema this file reads. */
+interface Schema {
+  pattern?: string;
+  format?: string;
+  description?: string;
+  properties?: Record<string, Schema>;
+}
+
 describe("the OpenAPI document", () => {
   const document = readOpenApiDocument();
   const contract = createContract(document);
@@ -65,6 +73,30 @@ describe("the OpenAPI document", () => {
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
     expect(validator.version).toBe("3.1");
+  });
+
+  it("describes a date-time as the service reads it, in the body and in the query alike", async () => {
+    const schemas = (document as unknown as { components: { schemas: Record<string, Schema> } })
+      .components.schemas;
+    const occurredAt = schemas.Event?.properties?.occurredAt;
+    const queryBounds = (
+      document.paths["/api/events"] as unknown as {
+        get: { parameters: { name: string; schema: Schema }[] };
+      }
+    ).get.parameters.filter((parameter) => parameter.name === "from" || parameter.name === "to");
+    expect(queryBounds).toHaveLength(2);
+    for (const schema of [occurredAt, ...queryBounds.map((parameter) => parameter.schema)]) {
+      expect(schema?.pattern).toBe(occurredAt?.pattern);
+      expect(schema?.format).toBeUndefined();
+      expect(schema?.description).toContain("between years 0001 and 9999 in UTC");
+    }
+    // Forms the list takes (no seconds, an offset without a colon) match the pattern.
+    const pattern = new RegExp(occurredAt?.pattern ?? "^$");
+    const key = await server.provision();
+    for (const from of ["2026-01-01T00:00Z", "2026-01-01T00:00:00+0100"]) {
+      expect(pattern.test(from), from).toBe(true);
+      expect((await listEvents(server, bearer(key.secret), { from })).status, from).toBe(200);
+    }
   });
 
   it("has one operation per google.api.http route of the services the app serves, and the REST streams", () => {
