@@ -63,6 +63,10 @@ const OUTPUT_FORMATS: Readonly<Record<string, Readonly<Record<string, JsonSchema
     receivedAt: { format: "date-time" },
     occurredAt: { format: "date-time" },
   },
+  "audit.v1.EventResult": {
+    eventId: { format: "uuid" },
+    receivedAt: { format: "date-time" },
+  },
   "audit.v1.CreateFrontendTokenResponse": { expiresAt: { format: "date-time" } },
 };
 

@@ -416,6 +416,8 @@ export const REST_SURFACE: Readonly<Record<string, MethodSurface>> = {
   },
   "audit.v1.IngestService.CreateEvents": {
     frontendToken: false,
+    // A batch has 1 to 500 events, each with its result.
+    alwaysPresent: { results: "empty-array" },
     success: [
       {
         status: 201,
