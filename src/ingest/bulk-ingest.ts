@@ -430,51 +430,47 @@ function jsonBytesOver(value: unknown, limit: number): boolean {
  * as a validation error.
  */
 function readBatch(body: unknown): { events: unknown[]; atomic: boolean } {
-  const fail = (issue: FieldIssue): never => {
-    throw new ServiceError("validation", Messages.validationFailed, { issues: [issue] });
+  const refuse = (issues: FieldIssue[]): never => {
+    throw new ServiceError("validation", Messages.validationFailed, { issues });
   };
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
-    return fail({
-      path: [],
-      message: `Expected object, received ${jsonType(body)}`,
-      code: "invalid_type",
-    });
+    return refuse([
+      { path: [], message: `Expected object, received ${jsonType(body)}`, code: "invalid_type" },
+    ]);
   }
+  // Every failing member is listed, as Create Event lists every failing field.
+  const issues: FieldIssue[] = [];
   const { events, atomic } = body as { events?: unknown; atomic?: unknown };
-  let isAtomic = false;
-  if (atomic === true) isAtomic = true;
-  else if (atomic !== undefined && atomic !== false) {
-    fail({
+  if (atomic !== undefined && typeof atomic !== "boolean") {
+    issues.push({
       path: ["atomic"],
       message: `Expected boolean, received ${jsonType(atomic)}`,
       code: "invalid_type",
     });
   }
   if (events === undefined) {
-    return fail({ path: ["events"], message: "Required", code: "invalid_type" });
-  }
-  if (!Array.isArray(events)) {
-    return fail({
+    issues.push({ path: ["events"], message: "Required", code: "invalid_type" });
+  } else if (!Array.isArray(events)) {
+    issues.push({
       path: ["events"],
       message: `Expected array, received ${jsonType(events)}`,
       code: "invalid_type",
     });
-  }
-  if (events.length === 0) {
-    fail({
+  } else if (events.length === 0) {
+    issues.push({
       path: ["events"],
       message: "Array must contain at least 1 element(s)",
       code: "too_small",
     });
-  }
-  if (events.length > MAX_BATCH_EVENTS) {
-    fail({
+  } else if (events.length > MAX_BATCH_EVENTS) {
+    issues.push({
       path: ["events"],
       message: `Array must contain at most ${MAX_BATCH_EVENTS} element(s)`,
       code: "too_big",
     });
   }
-  return { events, atomic: isAtomic };
+  if (issues.length > 0 || !Array.isArray(events)) return refuse(issues);
+  return { events, atomic: atomic === true };
 }
 
 function jsonType(value: unknown): string {

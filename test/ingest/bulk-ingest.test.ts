@@ -161,6 +161,13 @@ describe("bulk ingestion over REST", () => {
       expect(response.status, JSON.stringify(body).slice(0, 40)).toBe(422);
       expect((response.body.details as { message: string }[])[0]).toMatchObject({ message, path });
     }
+    // Every failing member is listed, as Create Event lists every failing field.
+    const both = await postBatch(server, { atomic: "x" }, auth(await server.provision()));
+    expect(both.status).toBe(422);
+    expect(both.body.details).toEqual([
+      { path: ["atomic"], message: "Expected boolean, received string", code: "invalid_type" },
+      { path: ["events"], message: "Required", code: "invalid_type" },
+    ]);
     expect(await storedCount(key)).toBe(0);
   });
 
