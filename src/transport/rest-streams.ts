@@ -42,7 +42,9 @@ export interface StreamExchange {
   req: NodeRequest;
   res: NodeResponse;
   facts: RequestFacts;
-  /** GET or HEAD (HEAD is GET without the body). */
+  /** The request's method. */
+  method: string;
+  /** The method that decides the route: GET for HEAD (HEAD is GET without the body). */
   readMethod: string;
   path: string;
   /** The query string, without its `?`. */
@@ -89,7 +91,7 @@ export function createRestStreams(
       "x-export-from-index": String(opened.fromIndex),
       "x-export-end-index": String(opened.endIndex),
     });
-    if (x.readMethod === "HEAD") {
+    if (x.method === "HEAD") {
       await opened.chunks.return(undefined);
       x.res.end();
       return;
@@ -115,7 +117,7 @@ export function createRestStreams(
       "x-accel-buffering": "no",
       "x-content-type-options": "nosniff",
     });
-    if (x.readMethod === "HEAD") {
+    if (x.method === "HEAD") {
       await opened.chunks.return(undefined);
       x.res.end();
       return;

@@ -85,24 +85,25 @@ function field(params: unknown, name: string): unknown {
 }
 
 /**
- * A size parameter: a positive integer, as a JSON number or decimal string; else 400.
+ * A size parameter: a positive integer, as a JSON number or decimal string (of any
+ * length: a size no log reaches is not published, 404, rather than malformed); else 400.
  * An empty one (`treeSize=`) is refused too, where `emptyIsAbsent` is not set: a
  * client that builds the query from an unset variable must not get the proof for
  * another size than it meant.
  */
-function size(params: unknown, name: string, emptyIsAbsent = false): number | undefined {
+function size(params: unknown, name: string, emptyIsAbsent = false): bigint | undefined {
   const value = field(params, name);
   if (value === undefined || value === null || (emptyIsAbsent && value === "")) return undefined;
-  const number =
-    typeof value === "number"
-      ? value
-      : typeof value === "string" && /^[0-9]{1,16}$/.test(value)
-        ? Number(value)
-        : Number.NaN;
-  if (!Number.isSafeInteger(number) || number < 1) {
+  const parsed =
+    typeof value === "number" && Number.isSafeInteger(value)
+      ? BigInt(value)
+      : typeof value === "string" && /^[0-9]+$/.test(value)
+        ? BigInt(value)
+        : undefined;
+  if (parsed === undefined || parsed < 1n) {
     throw new ServiceError("bad_request", `${name} must be a positive integer`);
   }
-  return number;
+  return parsed;
 }
 
 /** Creates the service. */
@@ -115,13 +116,19 @@ export function createLogReadService(deps: LogReadDeps): LogReadService {
     environment: principal.environment,
   });
 
-  const notPublished = (treeSize: number | undefined) =>
+  const notPublished = (treeSize: number | bigint | undefined) =>
     new ServiceError(
       "not_found",
       treeSize === undefined
         ? LogMessages.noCheckpoint
         : `No checkpoint of tree size ${treeSize} has been published`,
     );
+
+  /** A size asked for, as the store counts; one beyond any log's reach is not published. */
+  const storedSize = (treeSize: bigint): number => {
+    if (treeSize > BigInt(Number.MAX_SAFE_INTEGER)) throw notPublished(treeSize);
+    return Number(treeSize);
+  };
 
   const published = async (log: LogAddress, treeSize?: number): Promise<StoredCheckpoint> => {
     const checkpoint = await readCheckpoint(db, log, treeSize);
@@ -149,7 +156,8 @@ export function createLogReadService(deps: LogReadDeps): LogReadService {
       if (typeof eventId !== "string" || !UUID.test(eventId)) {
         throw new ServiceError("bad_request", LogMessages.eventIdUuid);
       }
-      const treeSize = size(params, "treeSize");
+      const asked = size(params, "treeSize");
+      const treeSize = asked === undefined ? undefined : storedSize(asked);
       const log = logOf(principal);
       const tenantIdx =
         principal.tenantId === undefined
@@ -195,11 +203,12 @@ export function createLogReadService(deps: LogReadDeps): LogReadService {
         throw new ServiceError("bad_request", LogMessages.sizesRequired);
       }
       if (from > to) throw new ServiceError("bad_request", LogMessages.fromAfterTo);
+      const [older, newer] = [storedSize(from), storedSize(to)];
       const log = logOf(principal);
-      const found = await readCheckpoints(db, log, [from, to]);
-      for (const size of [from, to]) if (!found.has(size)) throw notPublished(size);
-      const hashes = await proveTree(crypto, to, from, tiles.reader(db, log));
-      return { from, to, hashes };
+      const found = await readCheckpoints(db, log, [older, newer]);
+      for (const size of [older, newer]) if (!found.has(size)) throw notPublished(size);
+      const hashes = await proveTree(crypto, newer, older, tiles.reader(db, log));
+      return { from: older, to: newer, hashes };
     },
   };
 }

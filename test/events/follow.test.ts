@@ -246,6 +246,27 @@ describe("follow", () => {
     await anonymous.body();
   });
 
+  it("answers HEAD with the stream's headers and ends, as the export does", async () => {
+    // A HEAD that followed the log would never end: the client waits for a body it
+    // will not get. Both streams answer their headers and close at once.
+    for (const url of [streamUrl(), exportUrl(server)]) {
+      const response = await fetch(url, {
+        method: "HEAD",
+        headers: bearer(secret),
+        signal: AbortSignal.timeout(5_000),
+      });
+      expect(response.status).toBe(200);
+      expect(await response.text()).toBe("");
+    }
+    const head = await fetch(streamUrl(), { method: "HEAD", headers: bearer(secret) });
+    expect(head.headers.get("content-type")).toBe("text/event-stream; charset=utf-8");
+    const exported = await fetch(exportUrl(server), { method: "HEAD", headers: bearer(secret) });
+    const { size } = await logSize();
+    expect(exported.headers.get("x-export-end-index")).toBe(String(size));
+    const refused = await fetch(streamUrl({ fromIndex: "x" }), { method: "HEAD" });
+    expect(refused.status).toBe(401);
+  });
+
   /** The log's size: every event is listed (read-your-writes), numbered from 0. */
   async function logSize(): Promise<{ size: number }> {
     return { size: (await listAll(server, bearer(secret), { limit: 200 })).events.length };

@@ -252,6 +252,28 @@ describe("proofs", () => {
         404,
         "No checkpoint of tree size 500 has been published",
       ],
+      // Sizes past 2^53 (and past uint64) are sizes no log has reached, not malformed.
+      [
+        `/api/log/proof/inclusion?eventId=${created[0]?.eventId}&treeSize=9007199254740993`,
+        404,
+        "No checkpoint of tree size 9007199254740993 has been published",
+      ],
+      [
+        "/api/log/proof/consistency?from=1&to=18446744073709551616",
+        404,
+        "No checkpoint of tree size 18446744073709551616 has been published",
+      ],
+      [
+        "/api/log/proof/consistency?from=18446744073709551616&to=9007199254740993",
+        400,
+        "from must not be greater than to",
+      ],
+      // One parameter given twice is refused, as the list refuses it.
+      [
+        "/api/log/proof/consistency?from=1&to=2&to=3",
+        400,
+        "to must be given once in the query string",
+      ],
     ];
     for (const [path, status, error] of cases) {
       const response = await getJson(path);
@@ -290,6 +312,13 @@ describe("proofs", () => {
         client.getConsistencyProof({ from: 5n, to: 2n }, { headers }),
       );
       expect(backwards.code).toBe(3);
+      const unreached = await rpcFailure(
+        client.getConsistencyProof({ from: 1n, to: 2n ** 60n }, { headers }),
+      );
+      expect([unreached.code, unreached.rawMessage]).toEqual([
+        5,
+        `No checkpoint of tree size ${2n ** 60n} has been published`,
+      ]);
     } finally {
       session.abort();
     }
