@@ -160,8 +160,47 @@ async function resumePoint(path: string, format: "ndjson" | "csv"): Promise<numb
   return last === undefined ? undefined : recordIndex(format, last);
 }
 
-async function write(out: WriteStream | NodeJS.WriteStream, text: string): Promise<void> {
-  if (!out.write(text)) await once(out, "drain");
+/**
+ * The output failed (a closed pipe, a full disk): no retry of the request mends it, so
+ * the command ends (exit code 2) instead of reconnecting.
+ */
+export class OutputError extends StreamCommandError {}
+
+type Output = WriteStream | NodeJS.WriteStream;
+
+/**
+ * Keeps an output's failure for the next write to report: without a listener, a pipe
+ * closed by its reader (EPIPE) would end the process with a stack trace.
+ */
+function watchOutput(out: Output): void {
+  out.on("error", () => {});
+}
+
+/** Throws OutputError once the output has failed. */
+function checkOutput(out: Output): void {
+  if (out.errored) throw new OutputError(`the output failed: ${out.errored.message}`);
+  if (out.destroyed) throw new OutputError("the output was closed");
+}
+
+async function write(out: Output, text: string): Promise<void> {
+  checkOutput(out);
+  try {
+    if (!out.write(text)) await once(out, "drain");
+  } catch (error) {
+    throw new OutputError(`the output failed: ${error instanceof Error ? error.message : error}`);
+  }
+  checkOutput(out);
+}
+
+/** Resolves when what was written reached the output; OutputError if it failed. */
+function flush(out: Output): Promise<void> {
+  checkOutput(out);
+  return new Promise((resolve, reject) => {
+    out.write("", (error) => {
+      if (error) reject(new OutputError(`the output failed: ${error.message}`));
+      else resolve();
+    });
+  });
 }
 
 /** `audit export`. */
@@ -208,6 +247,7 @@ export async function exportCommand(argv: string[]): Promise<number> {
     values.out === undefined
       ? process.stdout
       : createWriteStream(values.out, { flags: values.resume ? "a" : "w" });
+  watchOutput(out);
   const progress = process.stderr.isTTY ? createProgress() : undefined;
   let written = 0;
   let failures = 0;
@@ -251,6 +291,8 @@ export async function exportCommand(argv: string[]): Promise<number> {
       await new Promise((resolve) => setTimeout(resolve, 200 * 2 ** failures));
     }
   }
+  // Done only once every record reached the output (a reader that left, a full disk).
+  await flush(out);
   progress?.done(written);
   if (out !== process.stdout) {
     out.end();
@@ -312,6 +354,7 @@ export async function followCommand(argv: string[], signal?: AbortSignal): Promi
     await writeFile(`${cursorFile}.tmp`, `${next}\n`);
     await rename(`${cursorFile}.tmp`, cursorFile);
   };
+  watchOutput(process.stdout);
   let failures = 0;
   while (!signal?.aborted) {
     try {
@@ -347,7 +390,9 @@ export async function followCommand(argv: string[], signal?: AbortSignal): Promi
             moved = true;
           }
         }
+        // A heartbeat notices a reader that went away even while no event comes.
         if (lines !== "") await write(process.stdout, lines);
+        else checkOutput(process.stdout);
         if (moved) await saveCursor();
       }
     } catch (error) {

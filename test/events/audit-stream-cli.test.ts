@@ -133,4 +133,28 @@ describe("audit export and follow", () => {
     expect(printed.map((event) => event.logIndex)).toEqual([...Array(EVENTS + 5).keys()]);
     expect(printed.slice(EVENTS).map((event) => event.eventId)).toEqual(added);
   });
+
+  it("ends with exit code 2 when its reader closes the output, retrying nothing", async () => {
+    // `audit follow | head -1`: a closed pipe is no cut connection, and reconnecting
+    // cannot mend it. The reader here leaves before the first record: deterministic.
+    const readerGone = async (args: string[]) => {
+      const child = spawn(process.execPath, ["--import", "tsx", "src/cli/audit.ts", ...args], {
+        env: { ...process.env, ...env },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      child.stdout?.destroy();
+      let stderr = "";
+      child.stderr?.on("data", (bytes: Buffer) => {
+        stderr += bytes.toString("utf8");
+      });
+      const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+      return { code, stderr };
+    };
+    for (const args of [["follow"], ["export", "--format", "csv"]]) {
+      const { code, stderr } = await readerGone(args);
+      expect({ args, code }).toEqual({ args, code: 2 });
+      expect(stderr).toMatch(/^audit: the output failed: .*EPIPE/m);
+      expect(stderr).not.toMatch(/reconnecting|resuming/);
+    }
+  });
 });
