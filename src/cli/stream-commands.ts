@@ -151,6 +151,14 @@ async function resumePoint(path: string, format: "ndjson" | "csv"): Promise<numb
   } catch {
     return undefined;
   }
+  // A file of the other format would hold no whole record of this one, and be cut to
+  // nothing: refused instead.
+  const opening = format === "csv" ? "logIndex," : "{";
+  if (text !== "" && !text.startsWith(opening)) {
+    throw new StreamCommandError(
+      `${path} does not hold a ${format} export: resume it with the --format it was written in`,
+    );
+  }
   const splitter = createRecordSplitter(format);
   const records = splitter.push(text);
   const whole = records.reduce((bytes, record) => bytes + Buffer.byteLength(record), 0);

@@ -91,6 +91,21 @@ describe("audit export and follow", () => {
     expect(result.stderr).toContain("fromIndex must not be greater than toIndex");
     const format = await audit(["export", "--format", "xml"], env);
     expect(format.code).toBe(2);
+    // --resume with the other format than the file's: refused, the file untouched.
+    for (const [written, asked] of [
+      ["ndjson", "csv"],
+      ["csv", "ndjson"],
+    ] as const) {
+      const out = join(dir, `mismatch.${written}`);
+      expect((await audit(["export", "--out", out, "--format", written], env)).code).toBe(0);
+      const before = readFileSync(out, "utf8");
+      const resumed = await audit(["export", "--out", out, "--format", asked, "--resume"], env);
+      expect(resumed.code).toBe(2);
+      expect(resumed.stderr).toBe(
+        `audit: ${out} does not hold a ${asked} export: resume it with the --format it was written in\n`,
+      );
+      expect(readFileSync(out, "utf8")).toBe(before);
+    }
   });
 
   it("follows from its cursor file across restarts, printing each event once", async () => {
