@@ -57,7 +57,7 @@ export interface IssuedToken {
 
 /** Issues and verifies frontend tokens. */
 export interface FrontendTokens {
-  /** Signs a token for `grant` that expires `lifetimeSeconds` from now. */
+  /** Signs a token for `grant` that expires `lifetimeSeconds` from now (at least; exp is whole seconds). */
   issue(grant: TokenGrant, lifetimeSeconds: number): Promise<IssuedToken>;
   /**
    * The grant of a valid token; throws a 401 ServiceError `Token expired` or `Invalid
@@ -81,8 +81,11 @@ export function createFrontendTokens(options: FrontendTokenOptions): FrontendTok
 
   return {
     async issue(grant, lifetimeSeconds) {
-      const issuedAt = Math.floor(now().getTime() / 1000);
-      const expiresAt = issuedAt + lifetimeSeconds;
+      // `exp` is whole seconds: rounded up, so that the token lives at least the lifetime
+      // asked for (less than a second more), never less (a 1 s token expired on arrival).
+      const issuedMs = now().getTime();
+      const issuedAt = Math.floor(issuedMs / 1000);
+      const expiresAt = Math.ceil(issuedMs / 1000) + lifetimeSeconds;
       const token = await new SignJWT({
         env: grant.environment,
         scope: TOKEN_SCOPE,
