@@ -81,11 +81,11 @@ export function createFrontendTokens(options: FrontendTokenOptions): FrontendTok
 
   return {
     async issue(grant, lifetimeSeconds) {
-      // `exp` is whole seconds: rounded up, so that the token lives at least the lifetime
-      // asked for (less than a second more), never less (a 1 s token expired on arrival).
-      const issuedMs = now().getTime();
-      const issuedAt = Math.floor(issuedMs / 1000);
-      const expiresAt = Math.ceil(issuedMs / 1000) + lifetimeSeconds;
+      // The claims are whole seconds: the moment of issue rounded up, so that the token
+      // lives at least the lifetime asked for (less than a second more), never less (a
+      // 1 s token could arrive expired), and `exp - iat` is that lifetime.
+      const issuedAt = Math.ceil(now().getTime() / 1000);
+      const expiresAt = issuedAt + lifetimeSeconds;
       const token = await new SignJWT({
         env: grant.environment,
         scope: TOKEN_SCOPE,

@@ -3,6 +3,7 @@
  * up from the moment of issue (rounded down, a 1 s token issued late in a second was
  * expired when it reached its client; outside audit of 2026-11-29).
  */
+import { decodeJwt } from "jose";
 import { describe, expect, it } from "vitest";
 import { createFrontendTokens } from "../../src/auth/frontend-tokens.js";
 import { ServiceError } from "../../src/errors.js";
@@ -31,6 +32,8 @@ describe("a frontend token's lifetime", () => {
       const lifetimeMs = expiresAt.getTime() - issuedMs;
       expect(lifetimeMs).toBeGreaterThanOrEqual(seconds * 1000);
       expect(lifetimeMs).toBeLessThan(seconds * 1000 + 1000);
+      const claims = decodeJwt(token);
+      expect((claims.exp ?? 0) - (claims.iat ?? 0)).toBe(seconds);
 
       clock = issuedMs + seconds * 1000 - 1;
       expect((await tokens.verify(token)).expiresAt).toEqual(expiresAt);
