@@ -182,12 +182,17 @@ const AMBIGUOUS_400 = [
   Messages.twoProjectKeys,
 ];
 
-/** The 400 of a route without parameters: only what any request can get. */
+/** The 400 of a route without parameters: what any request can get, or a query parameter. */
 const request400: ErrorCase = {
   status: 400,
-  description: "Ambiguous credentials, or plain HTTP in production.",
-  messages: [...AMBIGUOUS_400, HTTPS_400],
-  exact: true,
+  description:
+    "Ambiguous credentials, a query parameter (the route takes none), or plain HTTP in production.",
+  messages: [
+    ...AMBIGUOUS_400,
+    HTTPS_400,
+    'Unknown query parameter "size": this endpoint takes none',
+  ],
+  exact: false,
 };
 
 const common = {
@@ -247,6 +252,8 @@ const STREAM_400 = [
   "fromIndex 12 is beyond the end of the log, which holds 10 events",
   "limit is not a parameter of a log stream: use fromIndex to resume",
   "cursor is not a parameter of a log stream: use fromIndex to resume",
+  "fromIndex must be given once in the query string",
+  'Unknown query parameter "tenant": the message lists the parameters the stream takes',
 ];
 
 /**
@@ -529,6 +536,8 @@ export const REST_SURFACE: Readonly<Record<string, MethodSurface>> = {
           "from must not be later than to",
           `limit must be an integer from 1 to ${MAX_LIMIT}`,
           INVALID_CURSOR,
+          "limit must be given once in the query string",
+          'Unknown query parameter "tenant": this endpoint takes actorId, entityType, entityId, action, tenantId, q, from, to, limit, cursor',
           HTTPS_400,
           ...AMBIGUOUS_400,
         ],
@@ -623,12 +632,14 @@ function logSurfaces(): Record<string, MethodSurface> {
       errors: [
         {
           status: 400,
-          description: "eventId is missing or not a UUID, or treeSize is not a positive integer.",
+          description:
+            "eventId is missing or not a UUID, treeSize is not a positive integer, or a parameter is repeated or unknown.",
           messages: [
             LogMessages.eventIdRequired,
             LogMessages.eventIdUuid,
             "treeSize must be a positive integer",
             "treeSize must be given once in the query string",
+            'Unknown query parameter "index": this endpoint takes eventId, treeSize',
             ...AMBIGUOUS_400,
             HTTPS_400,
           ],
@@ -660,12 +671,14 @@ function logSurfaces(): Record<string, MethodSurface> {
       errors: [
         {
           status: 400,
-          description: "from or to is missing or not a positive integer, or from > to.",
+          description:
+            "from or to is missing or not a positive integer, from > to, or a parameter is repeated or unknown.",
           messages: [
             LogMessages.sizesRequired,
             LogMessages.fromAfterTo,
             "from must be a positive integer",
             "from must be given once in the query string",
+            'Unknown query parameter "size": this endpoint takes from, to',
             ...AMBIGUOUS_400,
             HTTPS_400,
           ],

@@ -171,13 +171,21 @@ export function createRestStreams(
 }
 
 /**
- * The request's parameters from its query string; a repeated one is refused (400), as the
- * request does not say which it means. An export's `format` is the transport's (the
- * operation never sees it), a follow's is passed on for the operation to refuse.
+ * Names a log stream's query string may hold beyond its fields: the export's `format`,
+ * and what the operation refuses with a message of its own (`limit` and `cursor`, a
+ * list's paging; a follow's `toIndex` and `format`, an export's).
+ */
+const STREAM_NAMED = ["format", "limit", "cursor", "toIndex"] as const;
+
+/**
+ * The request's parameters from its query string; a repeated or unknown one is refused
+ * (400). An export's `format` is the transport's (the operation never sees it), a
+ * follow's is passed on for the operation to refuse.
  */
 function queryJson(query: URLSearchParams, isExport: boolean): Record<string, string> {
   const schema = isExport ? ExportEventsRequestSchema : FollowEventsRequestSchema;
-  const json = queryFields(schema, query, true);
+  const kept = STREAM_NAMED.filter((name) => !schema.fields.some((f) => f.jsonName === name));
+  const json = queryFields(schema, query, { kept, taken: isExport ? ["format"] : [] });
   if (isExport) delete json.format;
   return json;
 }

@@ -185,16 +185,25 @@ export function refuseRepeated(query: URLSearchParams): void {
   }
 }
 
+/** Names a query string may hold beyond the request's fields (queryFields). */
+export interface QueryOthers {
+  /** Kept as given, for the transport or the operation to read (or refuse by name). */
+  kept: readonly string[];
+  /** Those of `kept` the endpoint takes, named when an unknown one is refused. */
+  taken: readonly string[];
+}
+
 /**
  * A request's fields from its query string, each by its JSON name or its proto name
  * (`tenantId` or `tenant_id`), keyed by JSON name; a parameter given twice, under one
- * name or under both, is refused. With `others`, parameters that are no field are kept
- * as given, for the operation to refuse by name.
+ * name or under both, is refused. So is a parameter the request does not take (400
+ * naming it and what it takes): ignored, a misspelt filter (`tenant=acme`) would widen
+ * the answer to every tenant's events.
  */
 export function queryFields(
   input: DescMessage,
   query: URLSearchParams,
-  others = false,
+  others: QueryOthers = { kept: [], taken: [] },
 ): Record<string, string> {
   refuseRepeated(query);
   const fields: Record<string, string> = {};
@@ -210,8 +219,18 @@ export function queryFields(
     const value = query.get(field.jsonName) ?? query.get(field.name);
     if (value !== null) fields[field.jsonName] = value;
   }
-  if (others) {
-    for (const [name, value] of query) if (!names.has(name)) fields[name] = value;
+  for (const [name, value] of query) {
+    if (names.has(name)) continue;
+    if (!others.kept.includes(name)) {
+      const taken = [...input.fields.map((field) => field.jsonName), ...others.taken];
+      throw new ServiceError(
+        "bad_request",
+        taken.length === 0
+          ? `Unknown query parameter ${JSON.stringify(name)}: this endpoint takes none`
+          : `Unknown query parameter ${JSON.stringify(name)}: this endpoint takes ${taken.join(", ")}`,
+      );
+    }
+    fields[name] = value;
   }
   return fields;
 }

@@ -125,6 +125,33 @@ describe("List Events refusals", () => {
       },
     );
 
+    it.each([
+      ["tenant", "tenant=acme"],
+      ["actorID", "actorID=user_42"],
+      ["", "=1"],
+    ])(
+      "a parameter the route does not take (%j) is refused, not ignored (it would widen the answer)",
+      async (name, query) => {
+        const LIST = "actorId, entityType, entityId, action, tenantId, q, from, to";
+        const takes = {
+          "/api/events": `${LIST}, limit, cursor`,
+          "/api/events/export": `${LIST}, fromIndex, toIndex, format`,
+          "/api/events/stream": `${LIST}, fromIndex`,
+        };
+        for (const [path, taken] of Object.entries(takes)) {
+          const response = await fetch(`${server.url}${path}?${query}`, {
+            headers: bearer(key.secret),
+          });
+          expect(response.status, path).toBe(400);
+          expect(await response.json()).toEqual({
+            error: `Unknown query parameter ${JSON.stringify(name)}: this endpoint takes ${taken}`,
+          });
+        }
+        // Without a credential, the 401 comes first, as for every other parameter.
+        expect((await fetch(`${server.url}/api/events?${query}`)).status).toBe(401);
+      },
+    );
+
     it("q without letters or digits", async () => {
       await expect400({ q: "!!! --" }, "q must contain at least one letter or digit");
     });

@@ -268,6 +268,19 @@ describe("proofs", () => {
         400,
         "from must not be greater than to",
       ],
+      // A parameter a route does not take is refused, as the list refuses it.
+      [
+        "/api/log/proof/consistency?from=1&to=2&size=3",
+        400,
+        'Unknown query parameter "size": this endpoint takes from, to',
+      ],
+      [
+        `/api/log/proof/inclusion?eventId=${created[0]?.eventId}&tree_size=1&index=0`,
+        400,
+        'Unknown query parameter "index": this endpoint takes eventId, treeSize',
+      ],
+      ["/api/log/key?format=hex", 400, 'Unknown query parameter "format": this endpoint takes none'],
+      ["/api/log/checkpoint?size=3", 400, 'Unknown query parameter "size": this endpoint takes none'],
       // One parameter given twice is refused, as the list refuses it.
       [
         "/api/log/proof/consistency?from=1&to=2&to=3",
