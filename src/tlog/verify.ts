@@ -123,6 +123,9 @@ export function isTombstone(event: Readonly<Record<string, unknown>>): boolean {
 
 const UUID_TEXT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
+/** The members of a tombstone, exactly (docs/lifecycle.md). */
+const TOMBSTONE_MEMBERS = ["eventId", "logIndex", "receivedAt", "erasedAt"];
+
 /**
  * Checks a tombstone against a checkpoint with its inclusion proof: the served leaf must
  * name the tombstone's eventId, logIndex and receivedAt, and its audit path must lead to
@@ -134,6 +137,15 @@ export async function checkTombstoneInclusion(
   proof: InclusionProof,
   checkpoint: { readonly size: number; readonly rootHash: Hash },
 ): Promise<{ leaf: Uint8Array } | { problem: string }> {
+  // A tombstone's leaf is taken from the log, not recomputed: content beside `erasedAt`
+  // would pass unchecked, so a record with more members than a tombstone's is refused
+  // (an event's content changed and marked erased must not verify).
+  const extra = Object.keys(tombstone).filter((name) => !TOMBSTONE_MEMBERS.includes(name));
+  if (extra.length > 0) {
+    return {
+      problem: `marked erased (erasedAt) but carries ${extra.join(", ")}: a tombstone has only ${TOMBSTONE_MEMBERS.join(", ")}, and content beside erasedAt cannot be verified`,
+    };
+  }
   const { eventId, logIndex, receivedAt } = tombstone;
   if (typeof eventId !== "string" || !UUID_TEXT.test(eventId)) {
     return { problem: "a tombstone without a valid eventId" };

@@ -213,6 +213,34 @@ describe("erasing by event ids", () => {
       ),
     });
 
+    // A live event whose content was changed and marked erased, and a tombstone given
+    // content: neither passes for a tombstone (its leaf would not be recomputed).
+    for (const [index, change] of [
+      [1, { actorId: "mallory", erasedAt: "2026-11-29T05:00:00.000Z" }],
+      [3, { actorId: "mallory" }],
+    ] as const) {
+      async function* disguised() {
+        for await (const item of client.events()) {
+          const event = item as Record<string, unknown>;
+          yield event.logIndex === index ? { ...event, ...change } : event;
+        }
+      }
+      const report = await verifyLog({
+        crypto,
+        verifierKey: await client.verifierKey(),
+        checkpoint: await client.checkpoint(),
+        events: disguised(),
+        proofs: client,
+      });
+      expect(report.ok).toBe(false);
+      expect(report.failures[0]).toEqual({
+        subject: `event ${ids[index]} (logIndex ${index})`,
+        problem: expect.stringMatching(
+          /^marked erased \(erasedAt\) but carries .*actorId.*: a tombstone has only eventId, logIndex, receivedAt, erasedAt/,
+        ),
+      });
+    }
+
     // Without proofs a tombstone cannot be checked, and says so.
     const offline = await verifyLog({
       crypto,
