@@ -7,7 +7,7 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { toJson } from "@bufbuild/protobuf";
+import { type DescMessage, type MessageShape, toJson } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import {
   type ApiKey,
@@ -110,14 +110,14 @@ async function main(argv: string[]): Promise<void> {
         name: arg(0, "name"),
         plan: choose(PLANS, values.plan ?? "free", "--plan"),
       });
-      if (project) print(describeProject(project), toJson(ProjectSchema, project));
+      if (project) print(describeProject(project), asJson(ProjectSchema, project));
       return;
     }
     case "project list": {
       const { projects } = await client.listProjects({});
       print(
         projects.map(describeProject).join("\n") || "no projects",
-        projects.map((p) => toJson(ProjectSchema, p)),
+        projects.map((p) => asJson(ProjectSchema, p)),
       );
       return;
     }
@@ -126,7 +126,7 @@ async function main(argv: string[]): Promise<void> {
         projectId: arg(0, "projectId"),
         plan: choose(PLANS, arg(1, "plan"), "plan"),
       });
-      if (project) print(describeProject(project), toJson(ProjectSchema, project));
+      if (project) print(describeProject(project), asJson(ProjectSchema, project));
       return;
     }
     case "project set-retention": {
@@ -141,12 +141,12 @@ async function main(argv: string[]): Promise<void> {
         // Out of int32's range, sent as its end: the service refuses it with its message.
         retentionDays: Math.max(-(2 ** 31), Math.min(2 ** 31 - 1, Number(days))),
       });
-      if (project) print(describeProject(project), toJson(ProjectSchema, project));
+      if (project) print(describeProject(project), asJson(ProjectSchema, project));
       return;
     }
     case "project rotate-key": {
       const { project } = await client.rotateProjectKey({ projectId: arg(0, "projectId") });
-      if (project) print(describeProject(project), toJson(ProjectSchema, project));
+      if (project) print(describeProject(project), asJson(ProjectSchema, project));
       return;
     }
     case "key create": {
@@ -158,7 +158,7 @@ async function main(argv: string[]): Promise<void> {
       if (!key) throw new Error("the service returned no key");
       print(
         `${describeKey(key)}\nsecret: ${created.secret}\n(shown only now: store it in your secret manager)`,
-        { apiKey: toJson(ApiKeySchema, key), secret: created.secret },
+        { apiKey: asJson(ApiKeySchema, key), secret: created.secret },
       );
       return;
     }
@@ -166,18 +166,18 @@ async function main(argv: string[]): Promise<void> {
       const { apiKeys } = await client.listApiKeys({ projectId: arg(0, "projectId") });
       print(
         apiKeys.map(describeKey).join("\n") || "no keys",
-        apiKeys.map((k) => toJson(ApiKeySchema, k)),
+        apiKeys.map((k) => asJson(ApiKeySchema, k)),
       );
       return;
     }
     case "key revoke": {
       const { apiKey } = await client.revokeApiKey({ id: arg(0, "keyId") });
-      if (apiKey) print(describeKey(apiKey), toJson(ApiKeySchema, apiKey));
+      if (apiKey) print(describeKey(apiKey), asJson(ApiKeySchema, apiKey));
       return;
     }
     case "key retire": {
       const { apiKey } = await client.retireApiKey({ id: arg(0, "keyId") });
-      if (apiKey) print(describeKey(apiKey), toJson(ApiKeySchema, apiKey));
+      if (apiKey) print(describeKey(apiKey), asJson(ApiKeySchema, apiKey));
       return;
     }
     case "log position": {
@@ -187,7 +187,7 @@ async function main(argv: string[]): Promise<void> {
       });
       print(
         `head ${position.head}, integrated ${position.integrated}, lag ${position.lagSeconds.toFixed(1)} s`,
-        toJson(GetLogPositionResponseSchema, position),
+        asJson(GetLogPositionResponseSchema, position),
       );
       return;
     }
@@ -215,7 +215,7 @@ async function main(argv: string[]): Promise<void> {
         `matched ${result.matched}, erased ${result.erased} in ${environment}${
           result.erasureId ? `  erasure=${result.erasureId}` : "  (dry run)"
         }`,
-        toJson(EraseEventsResponseSchema, result),
+        asJson(EraseEventsResponseSchema, result),
       );
       return;
     }
@@ -223,13 +223,18 @@ async function main(argv: string[]): Promise<void> {
       const { erasures } = await client.listErasures({ projectId: arg(0, "projectId") });
       print(
         erasures.map(describeErasure).join("\n") || "no erasures",
-        erasures.map((e) => toJson(ErasureSchema, e)),
+        erasures.map((e) => asJson(ErasureSchema, e)),
       );
       return;
     }
     default:
       throw new UsageError(`unknown command: ${positionals.join(" ")}`);
   }
+}
+
+/** A message as `--json` prints it: every field, zero counts and empty lists included. */
+function asJson<Desc extends DescMessage>(schema: Desc, message: MessageShape<Desc>) {
+  return toJson(schema, message, { alwaysEmitImplicit: true });
 }
 
 function choose<T>(options: Record<string, T>, name: string, what: string): T {

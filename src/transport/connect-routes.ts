@@ -41,22 +41,28 @@ export function connectRoutes(operations: Operations): (router: ConnectRouter) =
       // Every operation is unary; the router's generic signature cannot see that here.
       router.rpc(method, handler as unknown as MethodImpl<DescMethod>, {
         readMaxBytes: rpcReadMaxBytes(method),
-        jsonOptions: jsonReadOptions(method),
+        jsonOptions: jsonOptions(method),
       });
     }
   };
 }
 
 /**
- * How a method's JSON request is read. AdminService's strictly: an unknown field or enum
+ * How a method's JSON is read and written. AdminService's answers carry every field
+ * (zero counts and empty lists too), and its requests are read strictly: an unknown field or enum
  * name is refused (InvalidArgument), because read leniently it is dropped, and the
  * defaults there change data: `"environment": "ENVIRONMENT_PROD"` read as unset set the
  * retention of both environments (an outside audit, 2026-11-28), a misspelt
  * `retentionDay` would keep events for ever. The other services ignore unknown fields,
  * Connect's default, so that a client built from a newer contract still works.
  */
-function jsonReadOptions(method: DescMethod): { ignoreUnknownFields: boolean } {
-  return { ignoreUnknownFields: method.parent.typeName !== AdminService.typeName };
+function jsonOptions(method: DescMethod): {
+  ignoreUnknownFields: boolean;
+  alwaysEmitImplicit: boolean;
+} {
+  const admin = method.parent.typeName === AdminService.typeName;
+  // An admin answer has every field: a script reading `.erased` of a dry run gets 0.
+  return { ignoreUnknownFields: !admin, alwaysEmitImplicit: admin };
 }
 
 /**
@@ -87,7 +93,7 @@ export function bidiStreamRoutes(
       };
       router.rpc(method, handler as unknown as MethodImpl<DescMethod>, {
         readMaxBytes: rpcReadMaxBytes(method),
-        jsonOptions: jsonReadOptions(method),
+        jsonOptions: jsonOptions(method),
       });
     }
   };

@@ -10,6 +10,7 @@ import type { DescMethod, DescService } from "@bufbuild/protobuf";
 import type { ConnectRouter } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { Logger } from "pino";
+import { AdminService } from "../../gen/audit/v1/admin_pb.js";
 import { EventService } from "../../gen/audit/v1/events_pb.js";
 import { file_google_rpc_error_details } from "../../gen/google/rpc/error_details_pb.js";
 import { file_google_rpc_status } from "../../gen/google/rpc/status_pb.js";
@@ -35,6 +36,7 @@ import type { LoadShedder } from "./queue-delay.js";
 import { createFactsReader } from "./request-facts.js";
 import { createRestRouter } from "./rest.js";
 import { createRestStreams, EXPORT_PATH, STREAM_PATH } from "./rest-streams.js";
+import { createStrictJsonGate } from "./strict-json-gate.js";
 
 /** What the edge serves and how. */
 export interface EdgeOptions {
@@ -196,6 +198,7 @@ export function createEdge(options: EdgeOptions): (req: NodeRequest, res: NodeRe
     rest: restRouter,
     ...(streams ? { restStreams: createRestStreams(streams, reporter, streamAllow) } : {}),
     connect,
+    strictJson: createStrictJsonGate([AdminService]),
     ...(grpcUnary ? { grpcUnary } : {}),
     procedures,
     readiness: options.readiness,

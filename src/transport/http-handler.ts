@@ -24,6 +24,7 @@ import { type RestRouter, serveRest } from "./rest.js";
 import { toRestError } from "./rest-errors.js";
 import type { RestStreams } from "./rest-streams.js";
 import { createStaticViewer } from "./static-viewer.js";
+import type { StrictJsonGate } from "./strict-json-gate.js";
 
 /** A readiness check: resolves when the dependency answers. */
 export type ReadinessCheck = () => Promise<void>;
@@ -41,6 +42,8 @@ export interface HttpHandlerDeps {
   restStreams?: RestStreams;
   /** The Connect adapter; it answers 404 itself for unknown paths. */
   connect: (req: NodeRequest, res: NodeResponse) => void;
+  /** Reads and checks the requests it takes before they go to `connect` (strict-json-gate.ts). */
+  strictJson?: StrictJsonGate;
   /** Unary gRPC calls it can take (grpc-unary.ts); the rest go to `connect`. */
   grpcUnary?: (req: NodeRequest, res: NodeResponse) => boolean;
   /** Paths of the RPC procedures, for metrics labels. */
@@ -225,14 +228,19 @@ export function createHttpHandler(deps: HttpHandlerDeps) {
     if (isGrpcRequest(headerValue(x.req, "content-type"))) sendGrpcMessagesPlain(x.res);
     // The lean path runs no interceptors: a refused request goes to the adapter.
     if (!deps.https.refuses(x.facts) && deps.grpcUnary?.(x.req, x.res)) return true;
-    try {
-      deps.connect(x.req, x.res);
-    } catch {
-      // The adapter builds the request's URL from its authority and throws, synchronously
-      // and out of this listener, on one that is not a URL's (`:authority: a:b`): an
-      // uncaught exception that would end the process.
-      fail(x, new ServiceError("bad_request", Messages.invalidAuthority));
-    }
+    const toAdapter = () => {
+      try {
+        deps.connect(x.req, x.res);
+      } catch {
+        // The adapter builds the request's URL from its authority and throws, synchronously
+        // and out of this listener, on one that is not a URL's (`:authority: a:b`): an
+        // uncaught exception that would end the process.
+        fail(x, new ServiceError("bad_request", Messages.invalidAuthority));
+      }
+    };
+    // AdminService's JSON is checked before the adapter decodes it (strict-json-gate.ts).
+    if (!deps.https.refuses(x.facts) && deps.strictJson?.(x.req, x.res, toAdapter)) return true;
+    toAdapter();
     return true;
   };
 

@@ -5,6 +5,7 @@
  */
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
+import { gzipSync } from "node:zlib";
 import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ApiKeyStatus, Environment, Plan } from "../../gen/audit/v1/admin_pb.js";
@@ -161,6 +162,75 @@ describe("AdminService", () => {
       body: JSON.stringify({ limit: 5, fromANewerContract: true }),
     });
     expect(list.status).toBe(200);
+  });
+
+  // Found by an outside audit (2026-11-29): JSON.parse and the decoder resolved these
+  // silently, and an erasure naming one subject first erased another's events.
+  it("refuses a member given twice, one field under both names, or null; answers every field", async () => {
+    const { projectId, secret } = await server.provision({ plan: Plan.FREE });
+    for (const actorId of ["victimA", "victimB", "victimB"]) {
+      await postEvent(server, validEvent({ actorId }), { authorization: `Bearer ${secret}` });
+    }
+    const send = (method: string, text: string | Buffer, headers: Record<string, string> = {}) =>
+      fetch(`${server.url}/audit.v1.AdminService/${method}`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          authorization: `Bearer ${server.adminToken}`,
+          ...headers,
+        },
+        body: text,
+      });
+    const erase = `{"projectId":"${projectId}","environment":"ENVIRONMENT_TEST"`;
+    const cases: [string, string, string][] = [
+      [
+        "EraseEvents",
+        `${erase},"actorId":"victimA","actor_id":"victimB"}`,
+        "actorId must be given once (actorId and actor_id are one field)",
+      ],
+      [
+        "EraseEvents",
+        `${erase},"actorId":"victimA","actorId":"victimB"}`,
+        "actorId must be given once",
+      ],
+      [
+        "EraseEvents",
+        `{"projectId":"${projectId}","project_id":"${projectId}","environment":"ENVIRONMENT_TEST","actorId":"victimA"}`,
+        "projectId must be given once (projectId and project_id are one field)",
+      ],
+      [
+        "SetRetention",
+        `{"projectId":"${projectId}","environment":null,"retentionDays":30}`,
+        "environment must not be null: leave it out for its default",
+      ],
+      [
+        "SetRetention",
+        `{"projectId":"${projectId}","environment":"ENVIRONMENT_LIVE","retentionDays":null}`,
+        "retentionDays must not be null: leave it out for its default",
+      ],
+    ];
+    for (const [method, text, message] of cases) {
+      const response = await send(method, text);
+      expect({ text, status: response.status, body: await response.json() }).toEqual({
+        text,
+        status: 400,
+        body: { code: "invalid_argument", message },
+      });
+    }
+    // Compressed, the body is read the same.
+    const gzipped = await send(
+      "EraseEvents",
+      gzipSync(`${erase},"actorId":"victimA","actor_id":"victimB"}`),
+      { "content-encoding": "gzip" },
+    );
+    expect(gzipped.status).toBe(400);
+    // Nothing was erased and no retention changed.
+    const dry = await send("EraseEvents", `${erase},"actorId":"victimB","dryRun":true}`);
+    expect(await dry.json()).toEqual({ matched: "2", erased: "0" });
+    expect((await server.admin.listErasures({ projectId })).erasures).toEqual([]);
+    // Zero counts and empty lists are in the answer, not left out.
+    const none = await send("ListErasures", `{"projectId":"${projectId}"}`);
+    expect(await none.json()).toEqual({ erasures: [] });
   });
 
   it("creates keys in the right format, shows the secret once and lists keys without it", async () => {
