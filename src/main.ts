@@ -86,7 +86,7 @@ async function main(): Promise<void> {
       { projectId: firstStart.projectId },
       "first start: created a project and a test API key, shown once on stderr",
     );
-    printFirstStart(baseUrl(config, server.port), firstStart);
+    printFirstStart(baseUrl(config, server.port), firstStart, plainHttpAdvice(config));
   }
 
   let stopping = false;
@@ -159,10 +159,28 @@ function baseUrl(config: Config, port: number): string {
 }
 
 /**
+ * In production without TLS plain HTTP is refused (400 `HTTPS is required`): behind a
+ * trusted proxy, the header it would send makes the lines below work from this machine;
+ * without one, they cannot, and the person is told why.
+ */
+function plainHttpAdvice(config: Config): { header?: string; note?: string } {
+  if (config.NODE_ENV !== "production" || config.TLS_CERT_FILE) return {};
+  if (config.TRUST_PROXY) return { header: "X-Forwarded-Proto: https" };
+  return {
+    note: "Production without TLS refuses plain HTTP (400 HTTPS is required): serve it behind a proxy that terminates TLS and set TRUST_PROXY, or set TLS_CERT_FILE and TLS_KEY_FILE.",
+  };
+}
+
+/**
  * Shown once, on the first start of the embedded default, for the person at the terminal:
  * on stderr, since stdout carries only JSON log lines (and the key must not be logged).
  */
-function printFirstStart(base: string, first: { projectId: string; secret: string }): void {
+function printFirstStart(
+  base: string,
+  first: { projectId: string; secret: string },
+  advice: { header?: string; note?: string },
+): void {
+  const proto = advice.header ? ` -H '${advice.header}'` : "";
   const body = JSON.stringify({
     actionKey: "user.login",
     entityType: "user",
@@ -176,14 +194,15 @@ function printFirstStart(base: string, first: { projectId: string; secret: strin
       `  project id: ${first.projectId}`,
       `  API key:    ${first.secret}`,
       "",
+      ...(advice.note ? [advice.note, ""] : []),
       "Record an event:",
-      `  curl -i -X POST ${base}/api/ingest/event \\`,
+      `  curl -i -X POST ${base}/api/ingest/event${proto} \\`,
       `    -H 'Authorization: Bearer ${first.secret}' \\`,
       "    -H 'Content-Type: application/json' \\",
       `    -d '${body}'`,
       "",
       `Browse them: ${base}/viewer/ with a frontend token from`,
-      `  curl -X POST ${base}/api/tokens/frontend \\`,
+      `  curl -X POST ${base}/api/tokens/frontend${proto} \\`,
       `    -H 'Authorization: Bearer ${first.secret}' -H 'Content-Type: application/json' -d '{}'`,
       "",
       "",

@@ -69,4 +69,41 @@ describe.skipIf(usingPostgres)("first start of the embedded default", () => {
     }
     // Two starts of the embedded default, each initialising PGlite: over a minute when loaded.
   }, 180_000);
+
+  it("in production behind a TLS proxy, the printed curl line carries the proxy's header and works", async () => {
+    // Plain HTTP is refused in production: as printed without the header, the line got
+    // 400 `HTTPS is required` (outside audit of 2026-11-29).
+    const storage = await createIsolatedStorage();
+    storages.push(storage);
+    const service = await spawnService(
+      { NODE_ENV: "production", EMBEDDED_IN_PRODUCTION: "1", TRUST_PROXY: "true" },
+      { storageEnv: storage.env },
+    );
+    try {
+      await service.waitForLog(
+        "first start: created a project and a test API key, shown once on stderr",
+        30_000,
+      );
+      for (let i = 0; i < 50 && !service.stderr().includes("frontend"); i++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      const banner = service.stderr();
+      expect(banner).toContain(
+        `curl -i -X POST http://127.0.0.1:${service.port}/api/ingest/event -H 'X-Forwarded-Proto: https' \\`,
+      );
+      const { url, key, body } = printedIngestCall(banner);
+      const response = await fetch(url ?? "", {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${key}`,
+          "content-type": "application/json",
+          "x-forwarded-proto": "https",
+        },
+        body: body ?? "",
+      });
+      expect(response.status).toBe(201);
+    } finally {
+      await service.cleanup();
+    }
+  }, 120_000);
 });
