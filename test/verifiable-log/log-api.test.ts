@@ -279,8 +279,16 @@ describe("proofs", () => {
         400,
         'Unknown query parameter "index": this endpoint takes eventId, treeSize',
       ],
-      ["/api/log/key?format=hex", 400, 'Unknown query parameter "format": this endpoint takes none'],
-      ["/api/log/checkpoint?size=3", 400, 'Unknown query parameter "size": this endpoint takes none'],
+      [
+        "/api/log/key?format=hex",
+        400,
+        'Unknown query parameter "format": this endpoint takes none',
+      ],
+      [
+        "/api/log/checkpoint?size=3",
+        400,
+        'Unknown query parameter "size": this endpoint takes none',
+      ],
       // One parameter given twice is refused, as the list refuses it.
       [
         "/api/log/proof/consistency?from=1&to=2&to=3",
