@@ -311,6 +311,8 @@ export function adminGuarded(
       method,
       async (call: OperationCall) => {
         guard.check(bearerOf(unambiguous(call.facts.credential)));
+        const { bodyProblem } = call.facts;
+        if (bodyProblem !== undefined) throw new ServiceError("bad_request", bodyProblem);
         return operation(call);
       },
     ]),

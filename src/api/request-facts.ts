@@ -29,6 +29,12 @@ export interface RequestFacts {
   credential: Credential;
   /** The SINGLE_HEADERS the request carried more than once. */
   repeatedHeaders: ReadonlySet<string>;
+  /**
+   * What the edge found wrong in the body before it was decoded (AdminService's strict
+   * JSON, transport/strict-json-gate.ts): the operation refuses it with 400 once the
+   * credential is checked.
+   */
+  bodyProblem?: string;
 }
 
 /** What only the connection and the edge can tell. */

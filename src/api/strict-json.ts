@@ -20,9 +20,30 @@ export function strictJsonProblem(text: string, input: DescMessage): string | un
   } catch {
     return undefined; // Not JSON: the decoder refuses it with its own message.
   }
+  // No request of these nests more than a few levels; the member scan recurses.
+  if (nestingDepth(text) > MAX_DEPTH) return `the request nests deeper than ${MAX_DEPTH} levels`;
   const repeated = duplicateMember(text);
   if (repeated !== undefined) return `${repeated} must be given once`;
   return messageProblem(json, input, "");
+}
+
+const MAX_DEPTH = 32;
+
+/** The deepest nesting of objects and arrays in JSON text (known to parse). */
+function nestingDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (inString) {
+      if (c === "\\") i++;
+      else if (c === '"') inString = false;
+    } else if (c === '"') inString = true;
+    else if (c === "{" || c === "[") deepest = Math.max(deepest, ++depth);
+    else if (c === "}" || c === "]") depth--;
+  }
+  return deepest;
 }
 
 function messageProblem(json: unknown, input: DescMessage, path: string): string | undefined {

@@ -398,7 +398,8 @@ export async function followCommand(argv: string[], signal?: AbortSignal): Promi
             moved = true;
           }
         }
-        // A heartbeat notices a reader that went away even while no event comes.
+        // A heartbeat ends the follower on a failure an earlier write reported late (a
+        // closed pipe is seen only when written to).
         if (lines !== "") await write(process.stdout, lines);
         else checkOutput(process.stdout);
         if (moved) await saveCursor();

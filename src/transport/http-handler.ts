@@ -238,8 +238,13 @@ export function createHttpHandler(deps: HttpHandlerDeps) {
         fail(x, new ServiceError("bad_request", Messages.invalidAuthority));
       }
     };
-    // AdminService's JSON is checked before the adapter decodes it (strict-json-gate.ts).
-    if (!deps.https.refuses(x.facts) && deps.strictJson?.(x.req, x.res, toAdapter)) return true;
+    // AdminService's JSON is checked before the adapter decodes it (strict-json-gate.ts);
+    // the operation refuses what the check found, once the admin token is checked.
+    const checked = (problem?: string) => {
+      if (problem !== undefined) x.facts.bodyProblem = problem;
+      toAdapter();
+    };
+    if (!deps.https.refuses(x.facts) && deps.strictJson?.(x.req, checked)) return true;
     toAdapter();
     return true;
   };

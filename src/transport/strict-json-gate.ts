@@ -1,67 +1,59 @@
 /**
- * AdminService's Connect JSON requests are read strictly (api/strict-json.ts) before the
- * adapter decodes them: the adapter sees only the parsed object, where a member given
- * twice, a field under both its names or a null has already been resolved silently. The
- * body is read here (bounded as the adapter bounds it), checked, and handed on unchanged
- * for the adapter to read: a refusal is the Connect error InvalidArgument (HTTP 400),
- * before anything is decoded or done.
+ * AdminService's JSON requests are read strictly (api/strict-json.ts): the adapter sees
+ * only the decoded message, where a member given twice, a field under both its names or a
+ * null has already been resolved silently. So the body is read here first (bounded as the
+ * adapter bounds it), checked, and handed on unchanged for the adapter to read; what the
+ * check found goes with the request's facts (`bodyProblem`), and the operation refuses it
+ * once the admin token is checked (api/admin-operations.ts), as InvalidArgument in the
+ * request's own protocol. Every JSON form is read: Connect (`application/json`, the whole
+ * body) and gRPC or gRPC-Web (`+json`, length-prefixed messages).
  *
- * Binary requests (Connect, gRPC, gRPC-Web) and gRPC-Web JSON are the adapter's alone:
- * protobuf binary has one field number per field, so it cannot name one field twice over.
+ * Invariant: whatever the body holds, the gate never throws; a body it cannot read as
+ * JSON text goes on to the adapter, which refuses it, unless the adapter would read it
+ * leniently (invalid UTF-8), which is a problem of its own.
  */
 import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import type { DescMethod, DescService } from "@bufbuild/protobuf";
-import { Code, ConnectError } from "@connectrpc/connect";
-import { errorToJsonBytes } from "@connectrpc/connect/protocol-connect";
 import { strictJsonProblem } from "../api/strict-json.js";
 import { rpcReadMaxBytes } from "./body-limits.js";
-import { headerValue, type NodeRequest, type NodeResponse } from "./node-http.js";
+import { headerValue, type NodeRequest } from "./node-http.js";
 
-/** The gate: true when it took the request (it calls `next` once the body is checked). */
-export type StrictJsonGate = (req: NodeRequest, res: NodeResponse, next: () => void) => boolean;
+/**
+ * The gate: true when it took the request; it then calls `next` once the body is read,
+ * with the problem it found, if any.
+ */
+export type StrictJsonGate = (req: NodeRequest, next: (problem?: string) => void) => boolean;
 
-/** A gate for the Connect JSON requests of `services`. */
+/** A gate for the JSON requests of `services`. */
 export function createStrictJsonGate(services: readonly DescService[]): StrictJsonGate {
   const methods = new Map<string, DescMethod>(
     services.flatMap((service) =>
       service.methods.map((method) => [`/${service.typeName}/${method.name}`, method] as const),
     ),
   );
-  return (req, res, next) => {
+  return (req, next) => {
     const path = (req.url ?? "").split("?", 1)[0] ?? "";
     const method = methods.get(path);
     if (method === undefined || req.method !== "POST") return false;
     const type = (headerValue(req, "content-type") ?? "").split(";", 1)[0]?.trim().toLowerCase();
-    if (type !== "application/json") return false;
-    const encoding = (headerValue(req, "content-encoding") ?? "identity").trim().toLowerCase();
+    const framed = type === "application/grpc+json" || type === "application/grpc-web+json";
+    if (type !== "application/json" && !framed) return false;
+    // Connect compresses the body, gRPC each message.
+    const encodingHeader = framed ? "grpc-encoding" : "content-encoding";
+    const encoding = (headerValue(req, encodingHeader) ?? "identity").trim().toLowerCase();
     const decode = DECODERS[encoding];
-    // An encoding the adapter does not take: it refuses the request itself.
-    if (decode === undefined) return false;
     const limit = rpcReadMaxBytes(method);
-    // Declared over the limit: the adapter refuses it without reading it.
-    if (Number(headerValue(req, "content-length") ?? 0) > limit) return false;
-    readBounded(req, limit).then(
+    // An encoding the adapter does not take, or a body declared over the limit: the
+    // adapter refuses it without reading it.
+    if (decode === undefined || Number(headerValue(req, "content-length") ?? 0) > limit) {
+      return false;
+    }
+    const bound = limit + (framed ? FRAME_HEADER : 0);
+    readBounded(req, bound).then(
       (body) => {
-        if (body === undefined) {
-          // Over the limit: the adapter's own refusal, without reading the rest.
-          return refuse(
-            res,
-            new ConnectError(
-              `message size is larger than configured readMaxBytes ${limit}`,
-              Code.ResourceExhausted,
-            ),
-          );
-        }
-        let text: string | undefined;
-        try {
-          text = new TextDecoder("utf-8", { fatal: true }).decode(decode(body, limit));
-        } catch {
-          text = undefined; // Undecodable: the adapter refuses it with its own message.
-        }
-        const problem = text === undefined ? undefined : strictJsonProblem(text, method.input);
-        if (problem !== undefined) {
-          return refuse(res, new ConnectError(problem, Code.InvalidArgument));
-        }
+        // Over the limit, the adapter refuses what it is handed with its own message.
+        const problem =
+          body.length > bound ? undefined : bodyProblem(body, framed, decode, limit, method);
         // The adapter reads the request as an async iterable: it gets the body as sent.
         Object.defineProperty(req, Symbol.asyncIterator, {
           configurable: true,
@@ -69,12 +61,76 @@ export function createStrictJsonGate(services: readonly DescService[]): StrictJs
             yield body;
           },
         });
-        next();
+        next(problem);
       },
-      () => res.destroy(),
+      () => req.destroy(),
     );
     return true;
   };
+}
+
+/** What the check finds in a body; undefined when nothing, or when the adapter refuses it. */
+function bodyProblem(
+  body: Buffer,
+  framed: boolean,
+  decode: (body: Buffer, limit: number) => Buffer,
+  limit: number,
+  method: DescMethod,
+): string | undefined {
+  let messages: Buffer[] | undefined;
+  try {
+    messages = framed ? framedMessages(body, decode, limit) : [decode(body, limit)];
+  } catch {
+    return undefined; // Not decompressible: the adapter refuses it with its own message.
+  }
+  for (const bytes of messages ?? []) {
+    let problem: string | undefined;
+    try {
+      problem = problemOf(bytes, method);
+    } catch {
+      problem = "the request could not be read as JSON";
+    }
+    if (problem !== undefined) return problem;
+  }
+  return undefined;
+}
+
+function problemOf(bytes: Buffer, method: DescMethod): string | undefined {
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    // The adapter would read it with U+FFFD in place of the bad bytes.
+    return "the request is not valid UTF-8";
+  }
+  return strictJsonProblem(text, method.input);
+}
+
+const FRAME_HEADER = 5;
+
+/**
+ * The messages of a gRPC or gRPC-Web body (flags byte, 32-bit length, message; flag 1:
+ * compressed), up to the first trailer frame (gRPC-Web, flag 0x80); undefined when the
+ * framing is broken (the adapter refuses it).
+ */
+function framedMessages(
+  body: Buffer,
+  decode: (body: Buffer, limit: number) => Buffer,
+  limit: number,
+): Buffer[] | undefined {
+  const messages: Buffer[] = [];
+  for (let at = 0; at < body.length; ) {
+    if (body.length - at < FRAME_HEADER) return undefined;
+    const flags = body.readUInt8(at);
+    const length = body.readUInt32BE(at + 1);
+    const end = at + FRAME_HEADER + length;
+    if (end > body.length) return undefined;
+    if ((flags & 0x80) !== 0) break;
+    const message = body.subarray(at + FRAME_HEADER, end);
+    messages.push((flags & 1) !== 0 ? decode(message, limit) : message);
+    at = end;
+  }
+  return messages;
 }
 
 const DECODERS: Readonly<Record<string, (body: Buffer, limit: number) => Buffer>> = {
@@ -83,25 +139,14 @@ const DECODERS: Readonly<Record<string, (body: Buffer, limit: number) => Buffer>
   br: (body, limit) => brotliDecompressSync(body, { maxOutputLength: limit }),
 };
 
-/** The whole body, or undefined once it passes `limit` bytes (the rest is not read). */
-async function readBounded(req: NodeRequest, limit: number): Promise<Buffer | undefined> {
+/** The whole body, or its first bytes once they pass `limit` (the rest is not read). */
+async function readBounded(req: NodeRequest, limit: number): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let length = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
-    length += chunk.length;
-    if (length > limit) return undefined;
     chunks.push(chunk);
+    length += chunk.length;
+    if (length > limit) break;
   }
   return Buffer.concat(chunks, length);
-}
-
-/** Answers a Connect unary error (the protocol's JSON error body and HTTP status). */
-function refuse(res: NodeResponse, error: ConnectError): void {
-  const status = error.code === Code.InvalidArgument ? 400 : 429;
-  const body = errorToJsonBytes(error, {});
-  res.writeHead(status, {
-    "content-type": "application/json",
-    "content-length": String(body.byteLength),
-  });
-  res.end(body);
 }

@@ -224,6 +224,47 @@ describe("AdminService", () => {
       { "content-encoding": "gzip" },
     );
     expect(gzipped.status).toBe(400);
+    // A bad byte must not turn the check off (the decoder would read it leniently).
+    const badUtf8 = await send(
+      "EraseEvents",
+      Buffer.concat([
+        Buffer.from(`${erase},"actorId":"victim`),
+        Buffer.from([0xff]),
+        Buffer.from(`A","actorId":"victimB","dryRun":true}`),
+      ]),
+    );
+    expect(await badUtf8.json()).toEqual({
+      code: "invalid_argument",
+      message: "the request is not valid UTF-8",
+    });
+    // Deep nesting is refused, and the process lives (the member scan recurses).
+    const deep = await send("EraseEvents", `${"[".repeat(20_000)}${"]".repeat(20_000)}`);
+    expect(deep.status).toBe(400);
+    expect((await send("ListErasures", `{"projectId":"${projectId}"}`)).status).toBe(200);
+    // gRPC-Web's JSON form is read the same, its refusal in its own protocol.
+    const message = Buffer.from(`${erase},"actorId":"victimA","actor_id":"victimB"}`);
+    const frame = Buffer.alloc(5);
+    frame.writeUInt32BE(message.length, 1);
+    const grpcWeb = await fetch(`${server.url}/audit.v1.AdminService/EraseEvents`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/grpc-web+json",
+        authorization: `Bearer ${server.adminToken}`,
+      },
+      body: Buffer.concat([frame, message]),
+    });
+    const trailer = Buffer.from(await grpcWeb.arrayBuffer()).toString("latin1");
+    expect(trailer).toContain("grpc-status: 3");
+    expect(decodeURIComponent(trailer)).toContain(
+      "actorId must be given once (actorId and actor_id are one field)",
+    );
+    // Without the admin token, the credential is refused first.
+    const anonymous = await fetch(`${server.url}/audit.v1.AdminService/EraseEvents`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: `${erase},"actorId":"victimA","actorId":"victimB"}`,
+    });
+    expect(anonymous.status).toBe(401);
     // Nothing was erased and no retention changed.
     const dry = await send("EraseEvents", `${erase},"actorId":"victimB","dryRun":true}`);
     expect(await dry.json()).toEqual({ matched: "2", erased: "0" });
