@@ -19,19 +19,17 @@ export function logOperations(log: LogReadService): Operations {
   return new Map<DescMethod, Operation>([
     [
       LogService.method.getCheckpoint,
+      // The request has no field: reading it refuses what it should not carry (REST: an
+      // unknown query parameter), after the credential and before the log, as every read.
       async (call) => {
-        const checkpoint = await log.checkpoint(call.facts.credential);
-        // The request has no field: reading it refuses what it should not carry (REST:
-        // an unknown query parameter), after the credential, as every read does.
-        call.readJson();
+        const checkpoint = await log.checkpoint(call.facts.credential, call.readJson);
         return { message: create(GetCheckpointResponseSchema, { checkpoint }) };
       },
     ],
     [
       LogService.method.getVerifierKey,
       async (call) => {
-        const verifierKey = await log.verifierKey(call.facts.credential);
-        call.readJson();
+        const verifierKey = await log.verifierKey(call.facts.credential, call.readJson);
         return { message: create(GetVerifierKeyResponseSchema, { verifierKey }) };
       },
     ],

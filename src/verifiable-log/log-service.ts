@@ -42,8 +42,12 @@ export interface ConsistencyProofReply {
 
 /** The log's read operations. */
 export interface LogReadService {
-  checkpoint(credential: Credential): Promise<string>;
-  verifierKey(credential: Credential): Promise<string>;
+  /**
+   * `readRequest` reads the request (which has no field) once the credential is checked:
+   * it throws for what the request should not carry (REST: an unknown query parameter).
+   */
+  checkpoint(credential: Credential, readRequest?: () => unknown): Promise<string>;
+  verifierKey(credential: Credential, readRequest?: () => unknown): Promise<string>;
   /** `params`: the request's JSON (eventId, treeSize). */
   inclusionProof(credential: Credential, params: unknown): Promise<InclusionProofReply>;
   /** `params`: the request's JSON (from, to). */
@@ -137,13 +141,15 @@ export function createLogReadService(deps: LogReadDeps): LogReadService {
   };
 
   return {
-    async checkpoint(credential) {
+    async checkpoint(credential, readRequest) {
       const principal = await authenticator.requireReader(credential);
+      readRequest?.();
       return (await published(logOf(principal))).note;
     },
 
-    async verifierKey(credential) {
+    async verifierKey(credential, readRequest) {
       const principal = await authenticator.requireReader(credential);
+      readRequest?.();
       return signing.verifierKey(signing.origin(principal.projectId, principal.environment));
     },
 

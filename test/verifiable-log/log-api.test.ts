@@ -120,6 +120,14 @@ describe("checkpoint and key", () => {
     expect(none.body).toEqual({ error: "No checkpoint has been published for this log yet" });
     const anonymous = await fetch(`${server.url}/api/log/checkpoint`);
     expect(anonymous.status).toBe(401);
+    // The request is read before the log: an unknown parameter is 400 there too, not 404;
+    // without a credential, 401 still comes first.
+    const unknown = await getJson("/api/log/checkpoint?size=3", empty.secret);
+    expect([unknown.status, unknown.body]).toEqual([
+      400,
+      { error: 'Unknown query parameter "size": this endpoint takes none' },
+    ]);
+    expect((await fetch(`${server.url}/api/log/checkpoint?size=3`)).status).toBe(401);
   });
 });
 
