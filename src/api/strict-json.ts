@@ -48,16 +48,15 @@ function nestingDepth(text: string): number {
 
 function messageProblem(json: unknown, input: DescMessage, path: string): string | undefined {
   if (typeof json !== "object" || json === null || Array.isArray(json)) return undefined;
-  const seen = new Map<DescField, string>();
+  const seen = new Set<DescField>();
   for (const [name, value] of Object.entries(json)) {
     const field = input.fields.find((f) => f.jsonName === name || f.name === name);
     if (field === undefined) continue; // Unknown: the strict decoder refuses it.
     const at = `${path}${field.jsonName}`;
-    const other = seen.get(field);
-    if (other !== undefined) {
+    if (seen.has(field)) {
       return `${at} must be given once (${field.jsonName} and ${field.name} are one field)`;
     }
-    seen.set(field, name);
+    seen.add(field);
     if (value === null) {
       if (field.message?.typeName === "google.protobuf.Value") continue;
       return `${at} must not be null: leave it out for its default`;

@@ -12,10 +12,10 @@
  * JSON text goes on to the adapter, which refuses it, unless the adapter would read it
  * leniently (invalid UTF-8), which is a problem of its own.
  */
-import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import type { DescMethod, DescService } from "@bufbuild/protobuf";
 import { strictJsonProblem } from "../api/strict-json.js";
 import { rpcReadMaxBytes } from "./body-limits.js";
+import { ACCEPT_COMPRESSION } from "./compression.js";
 import { headerValue, type NodeRequest } from "./node-http.js";
 
 /**
@@ -41,7 +41,7 @@ export function createStrictJsonGate(services: readonly DescService[]): StrictJs
     // Connect compresses the body, gRPC each message.
     const encodingHeader = framed ? "grpc-encoding" : "content-encoding";
     const encoding = (headerValue(req, encodingHeader) ?? "identity").trim().toLowerCase();
-    const decode = DECODERS[encoding];
+    const decode = decoderOf(encoding);
     const limit = rpcReadMaxBytes(method);
     // An encoding the adapter does not take, or a body declared over the limit: the
     // adapter refuses it without reading it.
@@ -49,11 +49,11 @@ export function createStrictJsonGate(services: readonly DescService[]): StrictJs
       return false;
     }
     const bound = limit + (framed ? FRAME_HEADER : 0);
-    readBounded(req, bound).then(
-      (body) => {
+    readBounded(req, bound)
+      .then(async (body) => {
         // Over the limit, the adapter refuses what it is handed with its own message.
         const problem =
-          body.length > bound ? undefined : bodyProblem(body, framed, decode, limit, method);
+          body.length > bound ? undefined : await bodyProblem(body, framed, decode, limit, method);
         // The adapter reads the request as an async iterable: it gets the body as sent.
         Object.defineProperty(req, Symbol.asyncIterator, {
           configurable: true,
@@ -62,31 +62,41 @@ export function createStrictJsonGate(services: readonly DescService[]): StrictJs
           },
         });
         next(problem);
-      },
-      () => req.destroy(),
-    );
+      })
+      .catch(() => req.destroy());
     return true;
   };
 }
 
+/** Decompresses a body or message, bounded; as the adapter does. */
+type Decode = (bytes: Uint8Array, limit: number) => Promise<Uint8Array>;
+
+/** The decoder of an encoding the adapter takes (ACCEPT_COMPRESSION); else undefined. */
+function decoderOf(encoding: string): Decode | undefined {
+  if (encoding === "identity") return async (bytes) => bytes;
+  return ACCEPT_COMPRESSION.find((compression) => compression.name === encoding)?.decompress;
+}
+
 /** What the check finds in a body; undefined when nothing, or when the adapter refuses it. */
-function bodyProblem(
+async function bodyProblem(
   body: Buffer,
   framed: boolean,
-  decode: (body: Buffer, limit: number) => Buffer,
+  decode: Decode,
   limit: number,
   method: DescMethod,
-): string | undefined {
-  let messages: Buffer[] | undefined;
-  try {
-    messages = framed ? framedMessages(body, decode, limit) : [decode(body, limit)];
-  } catch {
-    return undefined; // Not decompressible: the adapter refuses it with its own message.
-  }
-  for (const bytes of messages ?? []) {
+): Promise<string | undefined> {
+  // Connect: the whole body, in the request's encoding (identity included).
+  const messages = framed ? framedMessages(body) : [{ compressed: true, bytes: body }];
+  for (const { compressed, bytes } of messages ?? []) {
+    let text: Uint8Array;
+    try {
+      text = compressed ? await decode(bytes, limit) : bytes;
+    } catch {
+      return undefined; // Not decompressible: the adapter refuses it with its own message.
+    }
     let problem: string | undefined;
     try {
-      problem = problemOf(bytes, method);
+      problem = problemOf(text, method);
     } catch {
       problem = "the request could not be read as JSON";
     }
@@ -95,7 +105,7 @@ function bodyProblem(
   return undefined;
 }
 
-function problemOf(bytes: Buffer, method: DescMethod): string | undefined {
+function problemOf(bytes: Uint8Array, method: DescMethod): string | undefined {
   let text: string;
   try {
     text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
@@ -113,12 +123,8 @@ const FRAME_HEADER = 5;
  * compressed), up to the first trailer frame (gRPC-Web, flag 0x80); undefined when the
  * framing is broken (the adapter refuses it).
  */
-function framedMessages(
-  body: Buffer,
-  decode: (body: Buffer, limit: number) => Buffer,
-  limit: number,
-): Buffer[] | undefined {
-  const messages: Buffer[] = [];
+function framedMessages(body: Buffer): { compressed: boolean; bytes: Buffer }[] | undefined {
+  const messages: { compressed: boolean; bytes: Buffer }[] = [];
   for (let at = 0; at < body.length; ) {
     if (body.length - at < FRAME_HEADER) return undefined;
     const flags = body.readUInt8(at);
@@ -126,18 +132,11 @@ function framedMessages(
     const end = at + FRAME_HEADER + length;
     if (end > body.length) return undefined;
     if ((flags & 0x80) !== 0) break;
-    const message = body.subarray(at + FRAME_HEADER, end);
-    messages.push((flags & 1) !== 0 ? decode(message, limit) : message);
+    messages.push({ compressed: (flags & 1) !== 0, bytes: body.subarray(at + FRAME_HEADER, end) });
     at = end;
   }
   return messages;
 }
-
-const DECODERS: Readonly<Record<string, (body: Buffer, limit: number) => Buffer>> = {
-  identity: (body) => body,
-  gzip: (body, limit) => gunzipSync(body, { maxOutputLength: limit }),
-  br: (body, limit) => brotliDecompressSync(body, { maxOutputLength: limit }),
-};
 
 /** The whole body, or its first bytes once they pass `limit` (the rest is not read). */
 async function readBounded(req: NodeRequest, limit: number): Promise<Buffer> {
