@@ -33,6 +33,26 @@ describe("the plaintext cache", () => {
     expect(["b", "c", "d"].map((id) => cache.take(id)?.payload)).toEqual(["b", "c", "d"]);
   });
 
+  it("stays within its capacity over many rounds, entries taken or not, and keeps the newest", () => {
+    const cache = createPlaintextCache(5);
+    for (let i = 0; i < 1_000; i++) {
+      cache.remember([{ eventId: `e${i}`, sealed: sealed(`e${i}`) }]);
+      // Every third entry is taken at once, as the integrator takes most of them.
+      if (i % 3 === 0) expect(cache.take(`e${i}`)?.payload).toBe(`e${i}`);
+      expect(cache.size).toBeLessThanOrEqual(5);
+    }
+    expect(cache.take("e994")).toBeUndefined();
+    expect(["e995", "e997", "e998"].map((id) => cache.take(id)?.payload)).toEqual([
+      "e995",
+      "e997",
+      "e998",
+    ]);
+    // An id remembered twice is given once.
+    cache.remember(["x", "x"].map((id) => ({ eventId: id, sealed: sealed(id) })));
+    expect(cache.take("x")?.payload).toBe("x");
+    expect(cache.take("x")).toBeUndefined();
+  });
+
   it("keeps nothing with a capacity of 0", () => {
     const cache = createPlaintextCache(0);
     cache.remember([{ eventId: "a", sealed: sealed("A") }]);
