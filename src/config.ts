@@ -25,8 +25,9 @@ const base64Key = z
 /**
  * Whether a postgres:// URL parses as the driver will read it: a valid URL (a port in
  * range), no fragment (an unencoded `#` in a password starts one), and a path of one
- * database name (an unencoded `@` or `/` in a password moves the rest into the path).
- * Checked here so that a bad value stops the start with exit 78 and a message that does
+ * database name (an unencoded `@` or `/` in a password moves the rest into the path),
+ * and a user, password and database that percent-decode (the driver decodes them: a `%`
+ * not followed by two hex digits threw URIError). Checked here so that a bad value stops the start with exit 78 and a message that does
  * not repeat it, instead of the driver's crash, which printed the URL with its password.
  */
 function isDatabaseUrl(value: string): boolean {
@@ -39,7 +40,15 @@ function isDatabaseUrl(value: string): boolean {
   } catch {
     return false;
   }
-  return url.hash === "" && !url.pathname.slice(1).includes("/") && !url.pathname.includes("@");
+  if (url.hash !== "" || url.pathname.slice(1).includes("/") || url.pathname.includes("@")) {
+    return false;
+  }
+  try {
+    for (const part of [url.username, url.password, url.pathname]) decodeURIComponent(part);
+  } catch {
+    return false;
+  }
+  return true;
 }
 
 const schema = z.object({

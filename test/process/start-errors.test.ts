@@ -170,6 +170,10 @@ describe("a start the configuration makes impossible", () => {
       "postgres://postgres:S3cret@127.0.0.1:99999/x",
       "postgres://audit:p@ss/w0rd@127.0.0.1:5432/audit",
       "postgres://audit:pa/ss@127.0.0.1:5432/audit",
+      // A `%` not followed by two hex digits: the driver's decoding threw URIError (exit 1).
+      "postgres://postgres:Secr3t%zzPW@127.0.0.1:5432/audit",
+      "postgres://audit:100%@127.0.0.1:5432/audit",
+      "postgres://audit:x@127.0.0.1:5432/au%dit",
     ]) {
       let message = "";
       try {
