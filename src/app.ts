@@ -42,7 +42,7 @@ import { createIngestService } from "./ingest/ingest-service.js";
 import { createErasureService } from "./lifecycle/erasure-service.js";
 import { createRetentionJob } from "./lifecycle/retention-job.js";
 import { createRetentionService } from "./lifecycle/retention-service.js";
-import { createLimits } from "./limits/limits.js";
+import { checkRedisDatabase, createLimits } from "./limits/limits.js";
 import { listedEventLeaf, renderListedEvent } from "./listed-event-leaf.js";
 import { createDeriver, type DerivationWorker } from "./log/deriver.js";
 import { createIngestPushback } from "./log/ingest-pushback.js";
@@ -139,6 +139,7 @@ export async function createApp(
   // Before any request is decoded: a `__proto__` key stays a key (transport/proto-key.ts).
   keepProtoKeysAsKeys();
   const secrets = await resolveSecrets(config);
+  if (config.REDIS_URL) await checkRedisDatabase(config.REDIS_URL);
   const opened = config.DATABASE_URL
     ? createPostgresDb({ url: config.DATABASE_URL })
     : await usingDataDir(config.DATA_DIR, () =>

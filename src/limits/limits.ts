@@ -5,7 +5,7 @@
  */
 import { Redis } from "ioredis";
 import type { Logger } from "pino";
-import type { Config } from "../config.js";
+import { type Config, ConfigError } from "../config.js";
 import type { Metrics } from "../observability/metrics.js";
 import type { QuotaPolicy } from "../store/events.js";
 import type { AdmissionCheck } from "./admission.js";
@@ -27,11 +27,49 @@ export interface Limits {
 
 // A rate-limit check that waits longer than this on Redis fails open.
 const REDIS_COMMAND_TIMEOUT_MS = 250;
+const REDIS_CONNECT_TIMEOUT_MS = 2_000;
+
+/** Whether a Redis error is the server's answer to a SELECT of a database it does not have. */
+function isNoSuchDatabase(error: Error): boolean {
+  return /DB index is out of range/i.test(error.message);
+}
+
+const NO_SUCH_DATABASE =
+  "REDIS_URL names a database this Redis server does not have (its databases are numbered from 0 to its `databases` setting - 1); the value is not shown, as it may hold a password";
+
+/**
+ * Refuses a REDIS_URL naming a database its server does not have (`/99` on a server of 16):
+ * ioredis reports the failed SELECT as an error event and goes on in database 0, where the
+ * limits would then be kept without a word. A Redis that cannot be reached passes: the
+ * limits fail open until it can be (docs/reliability.md).
+ */
+export async function checkRedisDatabase(url: string): Promise<void> {
+  const probe = new Redis(url, {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    connectTimeout: REDIS_CONNECT_TIMEOUT_MS,
+    retryStrategy: () => null,
+  });
+  let refused = false;
+  probe.on("error", (error: Error) => {
+    if (isNoSuchDatabase(error)) refused = true;
+  });
+  try {
+    await probe.connect();
+  } catch {
+    // Unreachable now: checked again whenever the limiter's connection is (re)made.
+  } finally {
+    probe.disconnect();
+  }
+  if (refused) throw new ConfigError(`Invalid configuration: ${NO_SUCH_DATABASE}`);
+}
 
 /** Creates the limits for `config`. */
 export function createLimits(config: Config, logger: Logger, metrics: Metrics): Limits {
   const limit = { max: config.RATE_LIMIT_MAX, windowMs: config.RATE_LIMIT_WINDOW_SECONDS * 1000 };
   let redis: Redis | undefined;
+  let wrongDatabase = false;
   let limiter: RateLimiter;
   if (config.REDIS_URL) {
     redis = new Redis(config.REDIS_URL, {
@@ -39,10 +77,22 @@ export function createLimits(config: Config, logger: Logger, metrics: Metrics): 
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
       commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
-      connectTimeout: 2_000,
+      connectTimeout: REDIS_CONNECT_TIMEOUT_MS,
     });
-    // Connection errors are expected while Redis is down; ioredis keeps reconnecting.
-    redis.on("error", (error: Error) => logger.debug({ err: error }, "redis connection error"));
+    const connection = redis;
+    // Connection errors are expected while Redis is down; ioredis keeps reconnecting. A
+    // server reached later without the URL's database (checkRedisDatabase passed it while
+    // unreachable) would have the limits kept in database 0: the connection is dropped
+    // instead, so they fail open, /readyz says why, and the error is logged.
+    redis.on("error", (error: Error) => {
+      if (!isNoSuchDatabase(error)) {
+        logger.debug({ err: error }, "redis connection error");
+        return;
+      }
+      logger.error(NO_SUCH_DATABASE);
+      wrongDatabase = true;
+      connection.disconnect();
+    });
     limiter = createRedisRateLimiter({ ...limit, redis, keyPrefix: config.REDIS_KEY_PREFIX });
   } else {
     limiter = createMemoryRateLimiter(limit);
@@ -55,6 +105,7 @@ export function createLimits(config: Config, logger: Logger, metrics: Metrics): 
     quota: monthlyQuota,
     redisPing: client
       ? async () => {
+          if (wrongDatabase) throw new Error(NO_SUCH_DATABASE);
           await client.ping();
         }
       : undefined,

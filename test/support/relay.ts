@@ -14,6 +14,8 @@ export class Relay {
   private server: Server | undefined;
   private readonly sockets = new Set<Socket>();
   port = 0;
+  /** Client connections accepted since the relay was made. */
+  accepted = 0;
 
   constructor(
     private readonly host: string,
@@ -22,6 +24,7 @@ export class Relay {
 
   async open(): Promise<void> {
     const server = createServer((client) => {
+      this.accepted++;
       const upstream = connect(this.targetPort, this.host);
       this.sockets.add(client).add(upstream);
       const drop = () => {
