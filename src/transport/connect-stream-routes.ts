@@ -5,11 +5,18 @@
  * aborts `context.signal` when the client cancels or goes away, which stops the stream
  * before its next page is read.
  *
+ * A stream the runtime aborts (the call's deadline, `grpc-timeout` or
+ * `connect-timeout-ms`, has passed; or the client went away) ends with the abort's error,
+ * DEADLINE_EXCEEDED for a deadline: its chunks stop quietly, and ending the generator
+ * then would have told the client OK with the export cut short. An export's range is
+ * sent as REST sends it, in the response headers `x-export-from-index` and
+ * `x-export-end-index` (end exclusive), so a client can tell where a complete one ends.
+ *
  * Errors are mapped here, not by the error boundary interceptor: a stream's errors
  * surface while its messages are read, after the interceptor has returned.
  */
 import { type DescMethod, type Message, toJson } from "@bufbuild/protobuf";
-import type { ConnectRouter, HandlerContext } from "@connectrpc/connect";
+import { Code, ConnectError, type ConnectRouter, type HandlerContext } from "@connectrpc/connect";
 import { EventService } from "../../gen/audit/v1/events_pb.js";
 import {
   type EventStreamOperations,
@@ -23,6 +30,13 @@ import { rpcError } from "./connect-routes.js";
 import type { ErrorReporter } from "./error-reporter.js";
 
 type Open = (call: OperationCall, signal: AbortSignal) => Promise<OpenedStream>;
+
+/** The error a stream aborted by the runtime ends with: the abort's own, as a ConnectError. */
+function abortError(signal: AbortSignal): ConnectError {
+  const reason: unknown = signal.reason;
+  if (reason instanceof ConnectError) return reason;
+  return new ConnectError("the call was cancelled", Code.Canceled);
+}
 
 /** Registers the streaming methods of EventService. */
 export function connectStreamRoutes(
@@ -47,8 +61,14 @@ export function connectStreamRoutes(
           },
           context.signal,
         );
+        if (opened.endIndex !== undefined) {
+          context.responseHeader.set("x-export-from-index", String(opened.fromIndex));
+          context.responseHeader.set("x-export-end-index", String(opened.endIndex));
+        }
         for await (const chunk of opened.chunks) yield render(chunk);
+        if (context.signal.aborted) throw abortError(context.signal);
       } catch (error) {
+        if (context.signal.aborted) throw abortError(context.signal);
         throw rpcError(reporter, error, facts, context.url);
       }
     };

@@ -5,9 +5,12 @@
  * with its formula guard; refusals before the stream; a client that goes away frees
  * what its export held.
  */
+import * as http2 from "node:http2";
+import { create, toBinary } from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ExportEventsRequestSchema } from "../../gen/audit/v1/events_pb.js";
 import { startTestServer, type TestServer, validEvent } from "../support/test-server.js";
 import {
   bearer,
@@ -231,6 +234,66 @@ describe("export", () => {
       }
       expect(indexes).toEqual(Array.from({ length: 1_021 }, (_, i) => BigInt(100 + i)));
       expect(nextIndex).toBe(1_121n);
+    }
+  });
+
+  it("over gRPC names the range in its response headers, and a deadline that passes mid-stream ends it (and a follow stream) with DEADLINE_EXCEEDED, not OK", async () => {
+    // Raw HTTP/2, so that the client can stop reading: the export's first message (1,000
+    // events) fills the stream's flow-control window, the server waits, the deadline
+    // passes. The status must then say the export was cut, never OK.
+    const session = http2.connect(server.url);
+    try {
+      const message = toBinary(
+        ExportEventsRequestSchema,
+        create(ExportEventsRequestSchema, { fromIndex: 0n }),
+      );
+      const frame = Buffer.alloc(5 + message.length);
+      frame.writeUInt32BE(message.length, 1);
+      frame.set(message, 5);
+      const call = (timeout: string | undefined, pauseMs: number, method = "ExportEvents") =>
+        new Promise<{ headers: http2.IncomingHttpHeaders; status: string; bytes: number }>(
+          (resolve, reject) => {
+            const stream = session.request({
+              ":method": "POST",
+              ":path": `/audit.v1.EventService/${method}`,
+              "content-type": "application/grpc",
+              te: "trailers",
+              ...bearer(secret),
+              ...(timeout === undefined ? {} : { "grpc-timeout": timeout }),
+            });
+            let headers: http2.IncomingHttpHeaders = {};
+            let status = "";
+            let bytes = 0;
+            stream.on("response", (received) => {
+              headers = received;
+              if (received["grpc-status"] !== undefined) status = String(received["grpc-status"]);
+              stream.pause();
+              setTimeout(() => stream.resume(), pauseMs);
+            });
+            stream.on("trailers", (trailers) => {
+              status = String(trailers["grpc-status"]);
+            });
+            stream.on("data", (chunk: Buffer) => {
+              bytes += chunk.length;
+            });
+            stream.on("end", () => resolve({ headers, status, bytes }));
+            stream.on("error", reject);
+            stream.end(frame);
+          },
+        );
+      const whole = await call(undefined, 0);
+      expect(whole.status).toBe("0");
+      expect(whole.headers["x-export-from-index"]).toBe("0");
+      expect(whole.headers["x-export-end-index"]).toBe(String(EVENTS));
+      const cut = await call("300m", 1_500);
+      expect(cut.status).toBe("4");
+      expect(cut.bytes).toBeLessThan(whole.bytes);
+      // A follow stream that outlives its deadline says so too (it used to end OK).
+      const followed = await call("1S", 0, "FollowEvents");
+      expect(followed.status).toBe("4");
+      expect(followed.headers["x-export-end-index"]).toBeUndefined();
+    } finally {
+      session.close();
     }
   });
 
