@@ -183,6 +183,8 @@ function compileMessageField(schema: DescMessage, rules: FieldRules | undefined)
  * the event would silently lose it. It is refused rather than stored and lost.
  */
 const RESERVED_KEY = "__proto__";
+const NO_KIND =
+  "Value has no kind set: a google.protobuf.Value holds null, a number, a string, a bool, a struct or a list";
 
 /** Refuses JSON that could not be stored and read back as sent. */
 function storableCheck(value: unknown, path: Path, issues: FieldIssue[]): void {
@@ -217,6 +219,12 @@ function nesting(value: unknown, depth: number): number {
  * stack shared by the walk and copied only into an issue found (most values have none).
  */
 function findUnstorable(value: unknown, at: Path): FieldIssue | undefined {
+  if (value === undefined) {
+    // Only over RPC: a google.protobuf.Value with no kind inside a list or a struct of
+    // `before` or `after` (lenient-json.ts). Stored, it would read back as null in a
+    // list and not at all in an object.
+    return { path: [...at], message: NO_KIND, code: "invalid_type" };
+  }
   if (typeof value === "number" && !Number.isFinite(value)) {
     return {
       path: [...at],
@@ -228,7 +236,7 @@ function findUnstorable(value: unknown, at: Path): FieldIssue | undefined {
   if (Array.isArray(value)) {
     for (let index = 0; index < value.length; index++) {
       const item: unknown = value[index];
-      if (typeof item !== "object" && typeof item !== "number") continue;
+      if (typeof item !== "object" && typeof item !== "number" && item !== undefined) continue;
       at.push(index);
       const found = findUnstorable(item, at);
       at.pop();
@@ -245,7 +253,7 @@ function findUnstorable(value: unknown, at: Path): FieldIssue | undefined {
       };
     }
     const item: unknown = (value as Record<string, unknown>)[key];
-    if (typeof item !== "object" && typeof item !== "number") continue;
+    if (typeof item !== "object" && typeof item !== "number" && item !== undefined) continue;
     at.push(key);
     const found = findUnstorable(item, at);
     at.pop();

@@ -12,7 +12,7 @@
  */
 
 import { create, fromJson, toJson } from "@bufbuild/protobuf";
-import { ListValueSchema, ValueSchema } from "@bufbuild/protobuf/wkt";
+import { ListValueSchema, StructSchema, type Value, ValueSchema } from "@bufbuild/protobuf/wkt";
 import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChangeSchema, EventSchema } from "../../gen/audit/v1/event_pb.js";
@@ -227,6 +227,62 @@ describe("numbers beyond a double over Connect and gRPC", () => {
         { stored: false, details: [{ path: [2, "changes", 0, "before"], message: "Required" }] },
       ]);
       expect(await listedEvents(server, bearer(key.secret), { actorId })).toHaveLength(1);
+    },
+  );
+});
+
+describe("a google.protobuf.Value with no kind inside before or after", () => {
+  const protocols = { "Connect (binary)": "connect-binary", gRPC: "grpc" } as const;
+  const kindless = () => create(ValueSchema);
+  const number = (value: number) => create(ValueSchema, { kind: { case: "numberValue", value } });
+  it.each(Object.keys(protocols) as (keyof typeof protocols)[])(
+    "%s: refused with its path, in a list and in a struct (it was stored as null, or dropped)",
+    async (name) => {
+      const client = rpcClient(IngestService, server.url, protocols[name]);
+      const headers = bearer(key.secret);
+      const actorId = `rpc-kindless-${name}`;
+      const cases: [Value, (string | number)[]][] = [
+        [
+          create(ValueSchema, {
+            kind: {
+              case: "listValue",
+              value: create(ListValueSchema, { values: [kindless(), number(1)] }),
+            },
+          }),
+          ["changes", 0, "after", 0],
+        ],
+        [
+          create(ValueSchema, {
+            kind: {
+              case: "structValue",
+              value: create(StructSchema, { fields: { x: kindless(), y: number(2) } }),
+            },
+          }),
+          ["changes", 0, "after", "x"],
+        ],
+      ];
+      for (const [after, path] of cases) {
+        const event = create(EventSchema, {
+          ...(fromJson(EventSchema, validEvent({ actorId }) as never) as object),
+          changes: [create(ChangeSchema, { op: "set", path: "p", before: number(0), after })],
+        });
+        const error = await rpcFailure(client.createEvent(event, { headers }));
+        expect(error?.code, String(error)).toBe(Code.InvalidArgument);
+        const [badRequest] = error?.findDetails(BadRequestSchema) ?? [];
+        expect(badRequest?.fieldViolations).toEqual([
+          expect.objectContaining({
+            field: path
+              .map((part, i) =>
+                typeof part === "number" ? `[${part}]` : i === 0 ? part : `.${part}`,
+              )
+              .join(""),
+            description:
+              "Value has no kind set: a google.protobuf.Value holds null, a number, a string, a bool, a struct or a list",
+            reason: "invalid_type",
+          }),
+        ]);
+      }
+      expect(await listedEvents(server, bearer(key.secret), { actorId })).toEqual([]);
     },
   );
 });
