@@ -30,7 +30,9 @@ def main() -> None:
     target = os.environ["AUDIT_TARGET"]
     key = os.environ["AUDIT_API_KEY"]
     run_id = os.environ["AUDIT_RUN_ID"]
-    channel = grpc.insecure_channel(target)
+    channel = grpc.insecure_channel(
+        target, options=[("grpc.max_receive_message_length", 16 * 1024 * 1024)]
+    )
     grpc.channel_ready_future(channel).result(timeout=60)
     ingest = ingest_pb2_grpc.IngestServiceStub(channel)
     events = events_pb2_grpc.EventServiceStub(channel)
