@@ -52,7 +52,7 @@ import { createReadYourWrites } from "./log/read-your-writes.js";
 import { createMetrics, type Metrics } from "./observability/metrics.js";
 import { createBatchAppender } from "./store/batch-append.js";
 import { DataDirInUseError } from "./store/data-dir-lock.js";
-import type { Db } from "./store/db.js";
+import type { Db, Queryable } from "./store/db.js";
 import { createEventReader } from "./store/event-reads.js";
 import { createEventStore } from "./store/events.js";
 import { readLagSummary } from "./store/log-integration.js";
@@ -73,6 +73,7 @@ import { createEventTreeStage } from "./verifiable-log/event-tree-stage.js";
 import { createLogReadService } from "./verifiable-log/log-service.js";
 import { createLogSigning } from "./verifiable-log/log-signing.js";
 import { createTreeBackfill } from "./verifiable-log/tree-backfill.js";
+import { publishedIssuers } from "./verifiable-log/tree-store.js";
 
 /** The services of the API, in the order of the proto files. */
 export const SERVICES = [IngestService, EventService, TokenService, AdminService, LogService];
@@ -167,7 +168,10 @@ export async function createApp(
   try {
     startup = await startDatabase({
       db: opened,
-      migrate,
+      migrate: async (db) => {
+        await migrate(db);
+        await checkLogIssuer(db, config.LOG_ISSUER);
+      },
       logger,
       url: config.DATABASE_URL ?? "embedded",
     });
@@ -597,4 +601,19 @@ async function bootstrapEmbedded(projects: ProjectStore) {
     prefix: key.prefix,
   });
   return { projectId: project.id, secret: key.secret };
+}
+
+/**
+ * Refuses a LOG_ISSUER other than the one the published checkpoints name: it is the first
+ * part of every log's origin, which a checkpoint signs and an auditor's verifier key
+ * names, so an instance with another value would publish checkpoints that verify against
+ * neither the logs' pinned keys nor their earlier checkpoints (exit 78: every instance
+ * must use the same value, and it is fixed once a checkpoint is published).
+ */
+async function checkLogIssuer(db: Queryable, issuer: string): Promise<void> {
+  const published = await publishedIssuers(db);
+  if (published.length === 0 || (published.length === 1 && published[0] === issuer)) return;
+  throw new ConfigError(
+    `Invalid configuration: LOG_ISSUER ${issuer} is not the issuer the published checkpoints name (${published.join(", ")}): every instance must use the same LOG_ISSUER, and it cannot change once a checkpoint is published (docs/verifiable-log.md)`,
+  );
 }

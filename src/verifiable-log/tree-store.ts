@@ -397,6 +397,17 @@ export async function insertCheckpoint(
   );
 }
 
+/**
+ * The issuers (the first part of the origin, before its first `/`) that published
+ * checkpoints name, at most two: one when every log has the same, none before the first.
+ */
+export async function publishedIssuers(db: Queryable): Promise<string[]> {
+  const rows = await db.query<{ issuer: string }>(
+    `select distinct split_part(note, '/', 1) as issuer from log_checkpoints limit 2`,
+  );
+  return rows.map((row) => row.issuer);
+}
+
 /** Every log's latest checkpoint: its size, root and note (one indexed read per log). */
 export async function latestCheckpoints(
   db: Queryable,
