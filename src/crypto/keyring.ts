@@ -61,6 +61,11 @@ export interface KeyringOptions {
   now?: () => number;
 }
 
+// What each wrapped key is bound to: a key wrapped for one project or version does not
+// open as another's.
+const dataKeyAad = (projectId: string, version: number) => `data-key:${projectId}:${version}`;
+const indexKeyAad = (projectId: string) => `index-key:${projectId}`;
+
 /** Creates the keyring. */
 export function createKeyring(options: KeyringOptions): Keyring {
   const { db, masterKey } = options;
@@ -68,9 +73,6 @@ export function createKeyring(options: KeyringOptions): Keyring {
   const ttl = options.currentVersionTtlMs ?? 5_000;
   const now = options.now ?? Date.now;
   const cache = new Map<string, CachedProject>();
-
-  const dataKeyAad = (projectId: string, version: number) => `data-key:${projectId}:${version}`;
-  const indexKeyAad = (projectId: string) => `index-key:${projectId}`;
 
   const remember = (entry: CachedProject) => {
     cache.delete(entry.projectId);
@@ -169,4 +171,80 @@ export function createKeyring(options: KeyringOptions): Keyring {
       return view(await load(projectId, via), via);
     },
   };
+}
+
+/** What rewrapStoredKeys did. */
+export interface Rewrap {
+  /** Keys now wrapped under the new master key that were under the old one. */
+  rewrapped: number;
+  /** Keys that were under the new master key already (a rotation run again). */
+  alreadyNew: number;
+}
+
+/**
+ * Re-wraps every stored key (each project's index key and every version of its data keys)
+ * from `oldKey` to `newKey`, in one transaction: all of them or none. A key already under
+ * `newKey` is left as it is, so a rotation that committed can be run again; a key that
+ * opens under neither fails the whole (nothing changes): the old key is not the one the
+ * data was written with. The events themselves are untouched: they are sealed under the
+ * data keys, which do not change.
+ */
+export async function rewrapStoredKeys(db: Db, oldKey: Buffer, newKey: Buffer): Promise<Rewrap> {
+  return db.transaction(async (tx) => {
+    const projects = await tx.query<{ id: string; wrapped_index_key: Uint8Array }>(
+      "select id, wrapped_index_key from projects order by id for update",
+    );
+    const dataKeys = await tx.query<{
+      project_id: string;
+      version: number;
+      wrapped_key: Uint8Array;
+    }>(
+      "select project_id, version, wrapped_key from project_keys order by project_id, version for update",
+    );
+    const done: Rewrap = { rewrapped: 0, alreadyNew: 0 };
+    /** The key re-wrapped under newKey, or undefined when it is under newKey already. */
+    const rewrapped = (wrapped: Uint8Array, aad: string, what: string): Buffer | undefined => {
+      let key: Buffer;
+      try {
+        key = open(oldKey, wrapped, aad);
+      } catch {
+        try {
+          open(newKey, wrapped, aad);
+        } catch {
+          throw new Error(`${what} opens under neither the old nor the new master key`);
+        }
+        done.alreadyNew++;
+        return undefined;
+      }
+      done.rewrapped++;
+      return seal(newKey, key, aad);
+    };
+    for (const project of projects) {
+      const now = rewrapped(
+        project.wrapped_index_key,
+        indexKeyAad(project.id),
+        `the index key of project ${project.id}`,
+      );
+      if (now) {
+        await tx.query("update projects set wrapped_index_key = $2 where id = $1", [
+          project.id,
+          now,
+        ]);
+      }
+    }
+    for (const row of dataKeys) {
+      const now = rewrapped(
+        row.wrapped_key,
+        dataKeyAad(row.project_id, row.version),
+        `data key version ${row.version} of project ${row.project_id}`,
+      );
+      if (now) {
+        await tx.query(
+          "update project_keys set wrapped_key = $3 where project_id = $1 and version = $2",
+          [row.project_id, row.version, now],
+        );
+      }
+    }
+    return done;
+  });
 }
