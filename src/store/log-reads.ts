@@ -14,7 +14,12 @@
  * the range's tombstones, so that every position below the size is accounted for.
  */
 import type { Queryable } from "./db.js";
-import { addFilterConditions, type EventFilters, type StoredEventRow } from "./event-reads.js";
+import {
+  addFilterConditions,
+  EVENT_ROW_JOINS,
+  type EventFilters,
+  type StoredEventRow,
+} from "./event-reads.js";
 
 /** The filters of the list, without its paging. */
 export type LogFilters = EventFilters;
@@ -128,16 +133,7 @@ export function createLogReader(db: Queryable): LogReader {
                                   where ${where.join(" and ")}
                                   order by log_index
                                   limit ${limit}::int) i
-                           join events e
-                             on e.project_id = $1 and e.environment = $2
-                            and e.xid = i.xid and e.id = i.id
-                            -- The row's partition (migration 12): one probed, not all.
-                            and e.retention_days = i.retention_days
-                            and e.received_at = i.received_at
-                           left join event_contexts c
-                             on c.project_id = $1 and c.environment = $2
-                            and c.event_id = i.id and c.retention_days = i.retention_days
-                            and c.received_at = i.received_at) s
+                           ${EVENT_ROW_JOINS}) s
                  window w as (order by log_index)) p
           order by log_index`,
         params,
