@@ -50,6 +50,7 @@ import { createIntegrator } from "./log/integrator.js";
 import { createPlaintextCache } from "./log/plaintext-cache.js";
 import { createReadYourWrites } from "./log/read-your-writes.js";
 import { createMetrics, type Metrics } from "./observability/metrics.js";
+import { createAutoAnalyze } from "./store/auto-analyze.js";
 import { createBatchAppender } from "./store/batch-append.js";
 import { DataDirInUseError } from "./store/data-dir-lock.js";
 import type { Db, Queryable } from "./store/db.js";
@@ -436,6 +437,8 @@ export async function createApp(
     ]).catch((error: unknown) => {
       logger.warn({ err: error }, "could not delete expired idempotency keys");
     });
+  // PGlite has no autovacuum: its planner statistics are kept here (store/auto-analyze.ts).
+  const autoAnalyze = db.driver === "pglite" ? createAutoAnalyze(db, logger) : undefined;
   // What runs in the background starts once the database is migrated: at once, or when a
   // retry has reached a database that was unreachable at start-up.
   let sweeper: NodeJS.Timeout | undefined;
@@ -453,6 +456,7 @@ export async function createApp(
       treeBackfill.start();
     }
     retentionJob.start();
+    autoAnalyze?.start();
     // Erasures left pending by a crash (here or on another instance) are completed.
     erasure.start();
   };
@@ -523,6 +527,7 @@ export async function createApp(
       await integrator.stop();
       await deriver.close();
       await retentionJob.stop();
+      await autoAnalyze?.stop();
       await notifications?.close();
       await checkpoints.stop();
       await treeBackfill.stop();
