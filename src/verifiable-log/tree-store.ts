@@ -398,12 +398,20 @@ export async function insertCheckpoint(
 }
 
 /**
- * The issuers (the first part of the origin, before its first `/`) that published
- * checkpoints name, at most two: one when every log has the same, none before the first.
+ * The issuers (the first part of the origin, before its first `/`) that the logs' latest
+ * checkpoints name, at most two: one when every log's latest has the same, none before
+ * the first checkpoint. The latest only: a log whose history already mixes issuers (a
+ * change made before the check existed) goes on under the one it last published.
  */
 export async function publishedIssuers(db: Queryable): Promise<string[]> {
   const rows = await db.query<{ issuer: string }>(
-    `select distinct split_part(note, '/', 1) as issuer from log_checkpoints limit 2`,
+    `select distinct split_part(c.note, '/', 1) as issuer
+       from log_trees t
+       cross join lateral (
+         select note from log_checkpoints c
+          where c.project_id = t.project_id and c.environment = t.environment
+          order by c.size desc limit 1) c
+      limit 2`,
   );
   return rows.map((row) => row.issuer);
 }
