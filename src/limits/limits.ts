@@ -40,8 +40,8 @@ const NO_SUCH_DATABASE =
 /**
  * Refuses a REDIS_URL naming a database its server does not have (`/99` on a server of 16):
  * ioredis reports the failed SELECT as an error event and goes on in database 0, where the
- * limits would then be kept without a word. A Redis that cannot be reached passes: the
- * limits fail open until it can be (docs/reliability.md).
+ * limits would then be kept without a word. A Redis that cannot be reached, or does not
+ * answer within 2 s, passes: the limits fail open until it can be (docs/reliability.md).
  */
 export async function checkRedisDatabase(url: string): Promise<void> {
   const probe = new Redis(url, {
@@ -55,11 +55,18 @@ export async function checkRedisDatabase(url: string): Promise<void> {
   probe.on("error", (error: Error) => {
     if (isNoSuchDatabase(error)) refused = true;
   });
+  // Bounded as a whole: ioredis's connect timeout ends at the TCP handshake, and a server
+  // that accepts and never answers (or is still loading its data) would hold the start.
+  let timer: NodeJS.Timeout | undefined;
+  const gaveUp = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, REDIS_CONNECT_TIMEOUT_MS);
+  });
   try {
-    await probe.connect();
+    await Promise.race([probe.connect(), gaveUp]);
   } catch {
     // Unreachable now: checked again whenever the limiter's connection is (re)made.
   } finally {
+    clearTimeout(timer);
     probe.disconnect();
   }
   if (refused) throw new ConfigError(`Invalid configuration: ${NO_SUCH_DATABASE}`);

@@ -6,6 +6,7 @@
  * has its connection dropped: the limits fail open, /readyz says Redis is unavailable.
  * Needs REDIS_URL.
  */
+import { type AddressInfo, createServer } from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
 import { Relay } from "../support/relay.js";
 import { postEvent, startTestServer, type TestServer, validEvent } from "../support/test-server.js";
@@ -42,6 +43,19 @@ describe.runIf(redisUrl)("a REDIS_URL naming a database its Redis does not have"
     servers.push(server);
     const ready = await fetch(`${server.url}/readyz`);
     expect(await ready.json()).toMatchObject({ checks: { redis: "ok" } });
+  });
+
+  it("a Redis that accepts and never answers does not hold the start", async () => {
+    const silent = createServer(() => {});
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    try {
+      const port = (silent.address() as AddressInfo).port;
+      const server = await startTestServer({ REDIS_URL: `redis://127.0.0.1:${port}/1` });
+      servers.push(server);
+      expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+    } finally {
+      silent.close();
+    }
   });
 
   it("reached only after the start: the limits fail open instead of living in database 0", async () => {
