@@ -171,7 +171,7 @@ export async function createApp(
       db: opened,
       migrate: async (db) => {
         await migrate(db);
-        await checkLogIssuer(db, config.LOG_ISSUER);
+        await checkLogIssuer(db, config.LOG_ISSUER, logger);
       },
       logger,
       url: config.DATABASE_URL ?? "embedded",
@@ -609,16 +609,26 @@ async function bootstrapEmbedded(projects: ProjectStore) {
 }
 
 /**
- * Refuses a LOG_ISSUER other than the one the published checkpoints name: it is the first
- * part of every log's origin, which a checkpoint signs and an auditor's verifier key
- * names, so an instance with another value would publish checkpoints that verify against
- * neither the logs' pinned keys nor their earlier checkpoints (exit 78: every instance
- * must use the same value, and it is fixed once a checkpoint is published).
+ * Refuses a LOG_ISSUER that none of the logs' latest checkpoints names: it is the first part
+ * of every log's origin, which a checkpoint signs and an auditor's verifier key names, so an
+ * instance with another value would publish checkpoints that verify against neither the
+ * logs' pinned keys nor their earlier checkpoints (exit 78: every instance must use the same
+ * value, and it is fixed once a checkpoint is published). Logs whose latest checkpoints
+ * already name several issuers (left by an instance configured apart before this check)
+ * start under any of them, with a warning.
  */
-async function checkLogIssuer(db: Queryable, issuer: string): Promise<void> {
+async function checkLogIssuer(db: Queryable, issuer: string, logger: Logger): Promise<void> {
   const published = await publishedIssuers(db);
-  if (published.length === 0 || (published.length === 1 && published[0] === issuer)) return;
-  throw new ConfigError(
-    `Invalid configuration: LOG_ISSUER ${issuer} is not the issuer the published checkpoints name (${published.join(", ")}): every instance must use the same LOG_ISSUER, and it cannot change once a checkpoint is published (docs/verifiable-log.md)`,
-  );
+  if (published.length === 0) return;
+  if (!published.includes(issuer)) {
+    throw new ConfigError(
+      `Invalid configuration: LOG_ISSUER ${issuer} is not the issuer the published checkpoints name (${published.join(", ")}): every instance must use the same LOG_ISSUER, and it cannot change once a checkpoint is published (docs/verifiable-log.md)`,
+    );
+  }
+  if (published.length > 1) {
+    logger.warn(
+      { issuer, issuers: published },
+      "the logs' latest checkpoints name several issuers: the logs under another one get their next checkpoints under LOG_ISSUER, whose consistency with their earlier ones cannot be proven",
+    );
+  }
 }

@@ -399,7 +399,7 @@ export async function insertCheckpoint(
 
 /**
  * The issuers (the first part of the origin, before its first `/`) that the logs' latest
- * checkpoints name, at most two: one when every log's latest has the same, none before
+ * checkpoints name, at most ten: one when every log's latest has the same, none before
  * the first checkpoint. The latest only: a log whose history already mixes issuers (a
  * change made before the check existed) goes on under the one it last published.
  */
@@ -411,7 +411,8 @@ export async function publishedIssuers(db: Queryable): Promise<string[]> {
          select note from log_checkpoints c
           where c.project_id = t.project_id and c.environment = t.environment
           order by c.size desc limit 1) c
-      limit 2`,
+      order by issuer
+      limit 10`,
   );
   return rows.map((row) => row.issuer);
 }

@@ -74,5 +74,37 @@ it("a start with another LOG_ISSUER than the published checkpoints name is refus
   );
 
   const again = await appWith("audit.example.com");
-  await again.close();
+  try {
+    // Logs whose latest checkpoints already name two issuers (left by an instance
+    // configured apart before this check): either starts, a third is refused.
+    await again.db.query(
+      `insert into log_trees (project_id, environment, size)
+       select project_id, 'live', 0 from log_trees limit 1`,
+    );
+    await again.db.query(
+      `insert into log_checkpoints (project_id, environment, size, root, note)
+       select project_id, 'live', 0, root, replace(note, '/test', '/live') from log_checkpoints
+        where environment = 'test' order by size desc limit 1`,
+    );
+    await again.db.query(
+      `update log_checkpoints set note = 'other.example.com' || substr(note, length('audit.example.com') + 1)
+        where environment = 'test' and size = (select max(size) from log_checkpoints where environment = 'test')`,
+    );
+  } finally {
+    await again.close();
+  }
+  for (const issuer of ["audit.example.com", "other.example.com"]) {
+    const app = await appWith(issuer);
+    await app.close();
+  }
+  const third = await appWith("third.example.com").then(
+    async (app) => {
+      await app.close();
+      return undefined;
+    },
+    (error: unknown) => error,
+  );
+  expect((third as Error).message).toContain(
+    "LOG_ISSUER third.example.com is not the issuer the published checkpoints name (audit.example.com, other.example.com)",
+  );
 });
