@@ -14,8 +14,8 @@
  * for a bad configuration.
  */
 import { randomBytes } from "node:crypto";
-import { readFile, rename, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { open, readFile, rename } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import { ConfigError, loadConfig } from "../config.js";
 import { rewrapStoredKeys } from "../crypto/keyring.js";
 import { DataDirInUseError } from "../store/data-dir-lock.js";
@@ -32,6 +32,39 @@ function keyFrom(text: string | undefined, name: string): Buffer {
   if (key.length !== 32)
     throw new ConfigError(`Invalid configuration: ${name} must be 32 bytes encoded in base64`);
   return key;
+}
+
+/** Writes `text` to a new file of mode 0600 and syncs it to the disk. */
+async function writeDurably(path: string, text: string): Promise<void> {
+  const file = await open(path, "wx", 0o600);
+  try {
+    await file.writeFile(text);
+    await file.sync();
+  } finally {
+    await file.close();
+  }
+}
+
+/**
+ * master.key replaced by the new key, the old one kept beside it (returned: its path),
+ * both on disk before the rename, and the rename synced through the directory. PGlite
+ * does not sync its commits: after a power cut the database may hold the keys as they
+ * were, under the old key, which the kept copy still opens.
+ */
+async function replaceKeyFile(keyFile: string, oldKey: Buffer, newKey: Buffer): Promise<string> {
+  const stamp = new Date().toISOString().replace(/[:.]/g, "-");
+  const old = `${keyFile}.${stamp}.old`;
+  const next = `${keyFile}.${randomBytes(4).toString("hex")}.new`;
+  await writeDurably(old, `${oldKey.toString("base64")}\n`);
+  await writeDurably(next, `${newKey.toString("base64")}\n`);
+  await rename(next, keyFile);
+  const directory = await open(dirname(keyFile), "r");
+  try {
+    await directory.sync();
+  } finally {
+    await directory.close();
+  }
+  return old;
 }
 
 async function main(): Promise<string> {
@@ -72,7 +105,8 @@ async function main(): Promise<string> {
       for (const until = Date.now() + 3_000; ; ) {
         const [row] = await db.query<{ n: number }>(
           `select count(*)::int as n from pg_stat_activity
-            where datname = current_database() and pid <> pg_backend_pid()`,
+            where datname = current_database() and pid <> pg_backend_pid()
+              and backend_type = 'client backend'`,
         );
         others = row?.n ?? 0;
         if (others === 0 || Date.now() >= until) break;
@@ -89,14 +123,12 @@ async function main(): Promise<string> {
         `nothing changed: ${error instanceof Error ? error.message : String(error)}`,
       );
     });
-    if (embedded) {
-      // The new key beside the old, then in its place: a crash leaves one of the two whole.
-      const next = `${keyFile}.${randomBytes(4).toString("hex")}.new`;
-      await writeFile(next, `${newKey.toString("base64")}\n`, { mode: 0o600, flag: "wx" });
-      await rename(next, keyFile);
-    }
-    const where = embedded
-      ? `${keyFile} now holds the new key`
+    // With MASTER_KEY given, the embedded service reads it rather than master.key.
+    const keyInFile = embedded && config.MASTER_KEY === undefined;
+    let kept = "";
+    if (keyInFile) kept = await replaceKeyFile(keyFile, oldKey, newKey);
+    const where = keyInFile
+      ? `${keyFile} now holds the new key (the old one kept in ${kept} until the new has served)`
       : "start every instance with MASTER_KEY set to the new key";
     const logKey =
       !embedded && !config.LOG_SIGNING_KEY

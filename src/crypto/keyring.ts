@@ -191,6 +191,8 @@ export interface Rewrap {
  */
 export async function rewrapStoredKeys(db: Db, oldKey: Buffer, newKey: Buffer): Promise<Rewrap> {
   return db.transaction(async (tx) => {
+    // No project created nor key rotated meanwhile (under the old key) until this commits.
+    await tx.query("lock table projects, project_keys in exclusive mode");
     const projects = await tx.query<{ id: string; wrapped_index_key: Uint8Array }>(
       "select id, wrapped_index_key from projects order by id for update",
     );

@@ -9,7 +9,7 @@
  */
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { readFile } from "node:fs/promises";
+import { readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import postgres from "postgres";
@@ -166,18 +166,29 @@ it("re-wraps every stored key under the new master key; the events read as befor
   expect(done.stdout).toMatch(
     /^master key rotated: 3 keys re-wrapped \(0 already under the new key\)/,
   );
-  // Run again as after a crash between the commit and the new master.key (embedded): the
-  // current key given is the old one, every key is under the new one already.
-  const again = await rotate({ NEW_MASTER_KEY: newKey, MASTER_KEY: oldKey });
+  // Run again as after a crash between the commit and the new key's file (embedded: the
+  // file still holds the old key) or the new key's deployment: every key is under the new
+  // one already, nothing changes.
+  const keyFile = join(storage.env.DATA_DIR ?? "", "master.key");
+  if (embedded) {
+    const kept = (await readdir(storage.env.DATA_DIR ?? "")).filter((name) =>
+      /^master\.key\..*\.old$/.test(name),
+    );
+    expect(kept).toHaveLength(1);
+    expect((await readFile(join(storage.env.DATA_DIR ?? "", kept[0] ?? ""), "utf8")).trim()).toBe(
+      oldKey,
+    );
+    await writeFile(keyFile, `${oldKey}\n`);
+  }
+  const again = await rotate({
+    NEW_MASTER_KEY: newKey,
+    ...(embedded ? {} : { MASTER_KEY: oldKey }),
+  });
   expect(again.code).toBe(0);
   expect(again.stdout).toMatch(
     /^master key rotated: 0 keys re-wrapped \(3 already under the new key\)/,
   );
-  if (embedded) {
-    expect((await readFile(join(storage.env.DATA_DIR ?? "", "master.key"), "utf8")).trim()).toBe(
-      newKey,
-    );
-  }
+  if (embedded) expect((await readFile(keyFile, "utf8")).trim()).toBe(newKey);
 
   const refusedOld = await appWith({ MASTER_KEY: oldKey }).then(
     async (app) => {
