@@ -26,9 +26,10 @@ const base64Key = z
  * Whether a postgres:// URL parses as the driver will read it: a valid URL (a port in
  * range), no fragment (an unencoded `#` in a password starts one), and a path of one
  * database name (an unencoded `@` or `/` in a password moves the rest into the path),
- * and a user, password and database that percent-decode (the driver decodes them: a `%`
- * not followed by two hex digits threw URIError). Checked here so that a bad value stops the start with exit 78 and a message that does
- * not repeat it, instead of the driver's crash, which printed the URL with its password.
+ * and a user, password and host that percent-decode (the driver decodes those: a `%` not
+ * followed by two hex digits threw URIError). Checked here so that a bad value stops the
+ * start with exit 78 and a message that does not repeat it, instead of the driver's crash,
+ * which printed the URL with its password.
  */
 function isDatabaseUrl(value: string): boolean {
   // As postgres.js reads it: of a host list (`h1:5432,h2:5432`), the first.
@@ -44,7 +45,7 @@ function isDatabaseUrl(value: string): boolean {
     return false;
   }
   try {
-    for (const part of [url.username, url.password, url.pathname]) decodeURIComponent(part);
+    for (const part of [url.username, url.password, url.host]) decodeURIComponent(part);
   } catch {
     return false;
   }

@@ -173,7 +173,7 @@ describe("a start the configuration makes impossible", () => {
       // A `%` not followed by two hex digits: the driver's decoding threw URIError (exit 1).
       "postgres://postgres:Secr3t%zzPW@127.0.0.1:5432/audit",
       "postgres://audit:100%@127.0.0.1:5432/audit",
-      "postgres://audit:x@127.0.0.1:5432/au%dit",
+      "postgres://audit:x@ho%zzst:5432/audit",
     ]) {
       let message = "";
       try {
