@@ -29,7 +29,13 @@ const RPC_ALLOWED_HEADERS = headerList([
  * Retry-After (the database, the integrator behind), which is not CORS-safelisted.
  */
 const EXPOSED_ALWAYS = ["x-request-id", "retry-after"];
-const RPC_EXPOSED_HEADERS = headerList([...EXPOSED_ALWAYS, ...connectCors.exposedHeaders]);
+// ExportEvents' range, as REST's export exposes it (connect-stream-routes.ts).
+const RPC_EXPOSED_HEADERS = headerList([
+  ...EXPOSED_ALWAYS,
+  ...connectCors.exposedHeaders,
+  "x-export-from-index",
+  "x-export-end-index",
+]);
 /** How long a browser may cache a preflight answer, in seconds. */
 const PREFLIGHT_MAX_AGE = 600;
 

@@ -261,6 +261,8 @@ describe("CORS", () => {
             "grpc-status",
             "grpc-message",
             "grpc-status-details-bin",
+            "x-export-from-index",
+            "x-export-end-index",
           ]),
         );
       },
