@@ -7,7 +7,9 @@
  * rows: 8 s for 500 events in a log of 66,000, a whole export of it 9 min 50 s
  * (outside audit, 2026-11-29). Checked on the plan the database executes (EXPLAIN
  * ANALYZE of the reader's own statement), not on a time: the rows read from `events`
- * and `event_contexts` are those of the page.
+ * and `event_contexts` are those of the page. (The app analyzes PGlite's tables a minute
+ * after its start, store/auto-analyze.ts; this test reads its plans well before, while
+ * the planner still knows nothing of them, which is the case the old joins failed.)
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "../../src/store/db.js";
