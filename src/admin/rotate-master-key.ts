@@ -18,7 +18,7 @@ import { open, readFile, rename } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { ConfigError, loadConfig } from "../config.js";
 import { rewrapStoredKeys } from "../crypto/keyring.js";
-import { DataDirInUseError } from "../store/data-dir-lock.js";
+import { DataDirInUseError, writeDurably } from "../store/data-dir-lock.js";
 import type { Db } from "../store/db.js";
 import { createPgliteDb } from "../store/pglite-driver.js";
 import { createPostgresDb } from "../store/postgres-driver.js";
@@ -32,17 +32,6 @@ function keyFrom(text: string | undefined, name: string): Buffer {
   if (key.length !== 32)
     throw new ConfigError(`Invalid configuration: ${name} must be 32 bytes encoded in base64`);
   return key;
-}
-
-/** Writes `text` to a new file of mode 0600 and syncs it to the disk. */
-async function writeDurably(path: string, text: string): Promise<void> {
-  const file = await open(path, "wx", 0o600);
-  try {
-    await file.writeFile(text);
-    await file.sync();
-  } finally {
-    await file.close();
-  }
 }
 
 /**

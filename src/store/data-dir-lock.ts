@@ -120,8 +120,8 @@ function parseOwner(text: string): LockOwner | undefined {
 
 const readLock = (file: string) => readFile(file, "utf8").catch(() => "");
 
-/** Writes `text` to a new file and flushes it to disk. */
-async function writeDurably(file: string, text: string): Promise<void> {
+/** Writes `text` to a new file (mode 0600) and flushes it to disk. */
+export async function writeDurably(file: string, text: string): Promise<void> {
   const handle = await open(file, "wx", 0o600);
   try {
     await handle.writeFile(text);
