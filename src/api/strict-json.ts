@@ -11,6 +11,7 @@
  */
 import type { DescField, DescMessage } from "@bufbuild/protobuf";
 import { duplicateMember } from "../tlog/event-input.js";
+import { nestingDepth } from "../vocabulary/json-limits.js";
 
 /** What makes `text` ambiguous as a request of `input`, in words; undefined when nothing. */
 export function strictJsonProblem(text: string, input: DescMessage): string | undefined {
@@ -28,23 +29,6 @@ export function strictJsonProblem(text: string, input: DescMessage): string | un
 }
 
 const MAX_DEPTH = 32;
-
-/** The deepest nesting of objects and arrays in JSON text (known to parse). */
-function nestingDepth(text: string): number {
-  let depth = 0;
-  let deepest = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (inString) {
-      if (c === "\\") i++;
-      else if (c === '"') inString = false;
-    } else if (c === '"') inString = true;
-    else if (c === "{" || c === "[") deepest = Math.max(deepest, ++depth);
-    else if (c === "}" || c === "]") depth--;
-  }
-  return deepest;
-}
 
 function messageProblem(json: unknown, input: DescMessage, path: string): string | undefined {
   if (typeof json !== "object" || json === null || Array.isArray(json)) return undefined;

@@ -4,7 +4,7 @@
  * it is refused as soon as it does, never buffering more than the limit.
  */
 import { Messages, ServiceError } from "../errors.js";
-import { MAX_EVENT_BYTES, MAX_NESTING } from "../vocabulary/json-limits.js";
+import { MAX_EVENT_BYTES, MAX_NESTING, nestingDepth } from "../vocabulary/json-limits.js";
 import type { NodeRequest } from "./node-http.js";
 
 /** The spec's request size limit: 1 MB. */
@@ -113,40 +113,4 @@ function bracketCount(text: string): number {
     for (let at = text.indexOf(bracket); at !== -1; at = text.indexOf(bracket, at + 1)) count++;
   }
   return count;
-}
-
-/**
- * The deepest nesting of `{` and `[` in JSON text, not counting those inside strings.
- * Each string is skipped with indexOf, not read character by character: in a batch of
- * events most of the text is strings, and the scan took twice as long (bench/bulk.ts
- * profiles: 6% of the process's CPU under a load of batches).
- */
-function nestingDepth(text: string): number {
-  let depth = 0;
-  let deepest = 0;
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i);
-    if (code === 0x22) {
-      i = closingQuote(text, i);
-    } else if (code === 0x7b || code === 0x5b) {
-      if (++depth > deepest) deepest = depth;
-    } else if (code === 0x7d || code === 0x5d) {
-      depth--;
-    }
-  }
-  return deepest;
-}
-
-/**
- * Where the string opened at `open` ends: the next quote not escaped, that is, preceded
- * by an even run of backslashes (each backslash is counted once: linear). The end of
- * the text when there is none.
- */
-function closingQuote(text: string, open: number): number {
-  for (let at = text.indexOf('"', open + 1); at !== -1; at = text.indexOf('"', at + 1)) {
-    let backslashes = 0;
-    while (text.charCodeAt(at - 1 - backslashes) === 0x5c) backslashes++;
-    if (backslashes % 2 === 0) return at;
-  }
-  return text.length;
 }
