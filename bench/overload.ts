@@ -32,6 +32,7 @@
  * connection per event-loop turn (libuv >= 1.45): under load, the connections of a burst wait
  * in the listen socket's accept queue, where neither the connect time (the kernel completes
  * the handshake) nor the service's metrics show it.
+ * `--profile <dir>` runs the service with `--cpu-prof` (profile written there at its exit).
  * `--trace <file>` writes every request (JSON lines: scheduled time in epoch ms, status,
  * latency, generator wait, first response byte, and its connection: id, local port, open and
  * connect times, how many requests it carried before) to join with the service's side.
@@ -84,6 +85,7 @@ const { values } = parseArgs({
     sockets: { type: "string", default: "4000" },
     "max-outstanding": { type: "string", default: "20000" },
     trace: { type: "string" },
+    profile: { type: "string" },
   },
 });
 const root = new URL("..", import.meta.url).pathname;
@@ -256,7 +258,8 @@ async function writeTrace(file: string, t0: number): Promise<void> {
 
 /** Starts the service and resolves once it listens. */
 function startService(env: Record<string, string>): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+  const profile = values.profile ? ["--cpu-prof", `--cpu-prof-dir=${values.profile}`] : [];
+  const child = spawn(process.execPath, [...profile, "--import", "tsx", "src/main.ts"], {
     cwd: root,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "inherit"],
@@ -385,10 +388,15 @@ async function openLoop(
 
 /** Every second the service's RSS and loop lag; /healthz every 250 ms; a list every second. */
 function startSampling(pid: number, base: string, key: string, t0: number) {
-  const probeAgent = new Agent({ keepAlive: true, maxSockets: 4 });
-  const get = (path: string, headers: Record<string, string> = {}) =>
+  // One agent each: a probe queued behind slow lists on shared sockets measured the lists.
+  const agents = {
+    healthz: new Agent({ keepAlive: true, maxSockets: 4 }),
+    list: new Agent({ keepAlive: true, maxSockets: 4 }),
+    metrics: new Agent({ keepAlive: true, maxSockets: 1 }),
+  };
+  const get = (kind: keyof typeof agents, path: string, headers: Record<string, string> = {}) =>
     new Promise<{ status: number; body: string }>((resolve) => {
-      const req = request(`${base}${path}`, { agent: probeAgent, headers }, (res) => {
+      const req = request(`${base}${path}`, { agent: agents[kind], headers }, (res) => {
         let body = "";
         res.setEncoding("utf8");
         res.on("data", (chunk: string) => {
@@ -405,7 +413,7 @@ function startSampling(pid: number, base: string, key: string, t0: number) {
     });
   const timed = async (kind: Probe["kind"], path: string, headers?: Record<string, string>) => {
     const sent = performance.now();
-    const { status } = await get(path, headers);
+    const { status } = await get(kind, path, headers);
     probes.push({ at: (sent - t0) / 1000, kind, status, ms: performance.now() - sent });
   };
   const sample = async () => {
@@ -414,7 +422,7 @@ function startSampling(pid: number, base: string, key: string, t0: number) {
     const rss = /VmRSS:\s+(\d+) kB/.exec(status);
     const entry: Sample = { at, rssMb: rss ? Number(rss[1]) / 1024 : 0 };
     samples.push(entry);
-    const metrics = await get("/metrics");
+    const metrics = await get("metrics", "/metrics");
     const gauge = (name: string) => {
       const match = new RegExp(`^${name} ([0-9.e+-]+)$`, "m").exec(metrics.body);
       return match ? Number(match[1]) * 1000 : undefined;
@@ -448,7 +456,7 @@ function startSampling(pid: number, base: string, key: string, t0: number) {
   return {
     stop() {
       for (const timer of timers) clearInterval(timer);
-      probeAgent.destroy();
+      for (const agent of Object.values(agents)) agent.destroy();
     },
   };
 }

@@ -505,6 +505,15 @@ export async function createApp(
           host: config.HOST,
           port: config.PORT,
           openEndedStreams: OPEN_ENDED_STREAMS,
+          extraAcceptHandles: config.ACCEPT_HANDLES - 1,
+          onAcceptHandles: (outcome) => {
+            if ("error" in outcome) {
+              logger.warn(
+                { err: outcome.error },
+                "could not add accept handles: new connections are accepted one per turn of the event loop",
+              );
+            }
+          },
           ...(tls ? { tls } : {}),
         });
       } catch (error) {

@@ -117,6 +117,9 @@ const schema = z.object({
   // has stayed at or above the target for the interval, those classes get the same fast 503
   // until it is back under the target. 0 turns it off.
   LOOP_DELAY_TARGET_MS: integer(0, 60_000).default(500),
+  // Handles accepting new connections from the port (transport/accept-handles.ts): node
+  // takes one connection per handle per turn of its event loop. 1: the listening one only.
+  ACCEPT_HANDLES: integer(1, 256).default(64),
   LOOP_DELAY_INTERVAL_MS: integer(1, 60_000).default(1_000),
   // Pushback (docs/write-path.md): a log whose oldest event not yet listable is older than
   // this takes no new events (calls wait, then 503 with Retry-After; streams wait) until

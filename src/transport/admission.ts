@@ -29,6 +29,11 @@
  * stream event waits until the loop has caught up before it waits for a slot. The count
  * cannot see requests that wait to be read; the delay can.
  *
+ * A REST ingest request is also refused earlier, at the edge (`refusesNow`, called by
+ * http-handler.ts before the body is read), with one prepared answer: under an overload
+ * most requests are refused, and a refusal that parses the body and builds an error costs
+ * several times a bare request (docs/reliability.md), taking the CPU the admitted ones need.
+ *
  * Invariant: a slot is taken before the operation does anything and given back exactly
  * once, when its answer is settled (whatever the outcome); a refused call has done
  * nothing, so retrying it is always safe.
@@ -123,6 +128,12 @@ export interface Admission {
    * waits for one when none is free.
    */
   streams(streams: StreamOperations): StreamOperations;
+  /**
+   * Refuses a call of `admissionClass` now, before anything of it is read, when it would
+   * be refused anyway (no free slot, or the loop is behind): counts the refusal and returns
+   * true; false (and nothing taken) when the call may go on to its operation.
+   */
+  refusesNow(admissionClass: AdmissionClass): boolean;
   /** The gate of each class, for metrics and tests. */
   gates: Readonly<Record<AdmissionClass, Gate>>;
 }
@@ -164,6 +175,17 @@ export function createAdmission(options: AdmissionOptions): Admission {
 
   return {
     gates,
+    refusesNow(admission) {
+      const gate = gates[admission];
+      const reason: RefusalReason | undefined = shedder?.shedding
+        ? "queue_delay"
+        : gate.limit !== 0 && gate.inFlight >= gate.limit
+          ? "in_flight"
+          : undefined;
+      if (reason === undefined) return false;
+      options.onRefused?.(admission, reason);
+      return true;
+    },
     operations(operations) {
       const admitted: Operations = new Map();
       for (const [method, operation] of operations) {

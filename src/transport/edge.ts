@@ -18,7 +18,7 @@ import { Health } from "../../gen/grpc/health/v1/health_pb.js";
 import type { EventStreamOperations } from "../api/event-stream-operations.js";
 import type { Operations, StreamOperations } from "../api/operation.js";
 import type { Metrics } from "../observability/metrics.js";
-import { type AdmissionLimits, createAdmission } from "./admission.js";
+import { type AdmissionLimits, admissionClass, createAdmission } from "./admission.js";
 import { MAX_BODY_BYTES } from "./body.js";
 import { ACCEPT_COMPRESSION } from "./compression.js";
 import { contextValuesFrom } from "./connect-context.js";
@@ -172,6 +172,12 @@ export function createEdge(options: EdgeOptions): (req: NodeRequest, res: NodeRe
     ),
   );
   const restRouter = createRestRouter(options.services, operations);
+  // The REST ingest paths, refused before their body is read while ingestion is overloaded.
+  const ingestPaths = new Set(
+    restRouter.routes
+      .filter((route) => admissionClass(route.method) === "ingest")
+      .map((route) => route.template),
+  );
   // The REST path a method is also served at, or "" when it has none here.
   const restPathOf = (method: DescMethod): string =>
     (streams ? STREAM_METHOD_PATHS.get(method) : undefined) ??
@@ -205,5 +211,6 @@ export function createEdge(options: EdgeOptions): (req: NodeRequest, res: NodeRe
     ...(options.metricsToken ? { metricsToken: options.metricsToken } : {}),
     ...(options.optionalReadiness ? { optionalReadiness: options.optionalReadiness } : {}),
     cors,
+    ingestRefusedNow: (path) => ingestPaths.has(path) && admission.refusesNow("ingest"),
   });
 }

@@ -13,6 +13,7 @@ import type { Logger } from "pino";
 import type { RequestFacts } from "../api/request-facts.js";
 import { Messages, ServiceError } from "../errors.js";
 import type { Metrics } from "../observability/metrics.js";
+import { overloaded } from "./admission.js";
 import { allowHeader, type Cors } from "./cors.js";
 import type { ErrorReporter } from "./error-reporter.js";
 import { isGrpcRequest, sendGrpcMessagesPlain } from "./grpc-message.js";
@@ -21,7 +22,7 @@ import { headerValue, type NodeRequest, type NodeResponse, sendJson } from "./no
 import { createOpenApiRoute } from "./openapi-route.js";
 import type { FactsReader } from "./request-facts.js";
 import { type RestRouter, serveRest } from "./rest.js";
-import { toRestError } from "./rest-errors.js";
+import { type RestError, toRestError } from "./rest-errors.js";
 import type { RestStreams } from "./rest-streams.js";
 import { createStaticViewer } from "./static-viewer.js";
 import type { StrictJsonGate } from "./strict-json-gate.js";
@@ -58,6 +59,11 @@ export interface HttpHandlerDeps {
   cors?: Cors;
   /** When set, /metrics answers only `Authorization: Bearer <metricsToken>`. */
   metricsToken?: string;
+  /**
+   * Refuses a REST ingest path at once while ingestion is overloaded (admission.ts
+   * `refusesNow`); false: the request goes on. Without it, only the operation refuses.
+   */
+  ingestRefusedNow?: (path: string) => boolean;
 }
 
 /** One request on its way through the steps. */
@@ -176,6 +182,16 @@ export function createHttpHandler(deps: HttpHandlerDeps) {
     return true;
   };
 
+  // Under an overload most ingest requests are refused: answered before the body is read
+  // or the route matched, with bytes prepared once (the same answer the operation gives).
+  const refuseOverloaded: Step = (x) => {
+    if (x.method !== "POST" || !deps.ingestRefusedNow?.(x.path)) return false;
+    x.route = x.path;
+    x.res.writeHead(OVERLOADED.status, OVERLOADED.headers);
+    x.res.end(OVERLOADED.body);
+    return true;
+  };
+
   const serveViewer: Step = (x) => {
     if (!viewer.handle(x.req, x.res, x.method, x.path)) return false;
     x.route = "/viewer";
@@ -253,6 +269,7 @@ export function createHttpHandler(deps: HttpHandlerDeps) {
     serveProbes,
     serveCors,
     refuseInsecure,
+    refuseOverloaded,
     serveViewer,
     serveOpenApi,
     serveRestStream,
@@ -340,6 +357,22 @@ function originForm(target: string): string {
 /** Paths answered by the service itself, to GET and HEAD only. */
 function sha256(text: string): Buffer {
   return createHash("sha256").update(text).digest();
+}
+
+/** The REST answer of an overload refusal, as toRestError renders `overloaded()`, encoded once. */
+const OVERLOADED = preparedAnswer(toRestError(overloaded()));
+
+function preparedAnswer(error: RestError) {
+  const body = Buffer.from(JSON.stringify(error.body));
+  return {
+    status: error.status,
+    headers: {
+      ...error.headers,
+      "content-type": "application/json; charset=utf-8",
+      "content-length": String(body.length),
+    },
+    body,
+  };
 }
 
 const PROBES: ReadonlySet<string> = new Set(["/healthz", "/readyz", "/metrics"]);

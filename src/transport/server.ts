@@ -8,6 +8,9 @@
  * GOAWAY, idle keep-alive connections are closed), and force-closes what is left after
  * the timeout.
  *
+ * The port is accepted from several handles of the one listening socket
+ * (accept-handles.ts): node takes one connection per handle per turn of its event loop.
+ *
  * Limits, so that no client holds the process's sockets, memory or file descriptors:
  * at most `maxConnections` connections of any protocol (more are closed on accept);
  * HTTP/1.1 requests get 408 after 15 s of headers or 60 s in all (node's own timers);
@@ -19,6 +22,7 @@ import * as http2 from "node:http2";
 import type { Socket } from "node:net";
 import * as net from "node:net";
 import type { TLSSocket } from "node:tls";
+import { duplicateListener } from "./accept-handles.js";
 import { bodyLimitForUrl } from "./body-limits.js";
 import {
   closeWhenIdle,
@@ -62,6 +66,9 @@ const RESERVED_DESCRIPTORS = 128;
 // dropped when 4,300 connected at once, each retried after 1 s, 3 s, 7 s...); the kernel
 // caps it at net.core.somaxconn (4,096 since Linux 5.4).
 export const LISTEN_BACKLOG = 4_096;
+// Handles accepting from the listening socket besides the first (accept-handles.ts): under
+// load each turn of the event loop then takes this many more new connections.
+export const EXTRA_ACCEPT_HANDLES = 63;
 // How long an HTTP/1.1 connection closed after a response still reads (and drops) what
 // the client sends (a lingering close): see `lingerWhenClosing`.
 export const LINGER_MS = 2_000;
@@ -81,10 +88,20 @@ export interface ListenOptions {
   http2IdleTimeoutMs?: number;
   /** MAX_STREAMS_PER_CONNECTION by default. */
   maxStreamsPerConnection?: number;
-  /** connectionCap(openFilesLimit()) by default. */
+  /** connectionCap(openFilesLimit(), accept handles) by default. */
   maxConnections?: number;
   /** LISTEN_BACKLOG by default. */
   backlog?: number;
+  /**
+   * EXTRA_ACCEPT_HANDLES by default (at most a sixteenth of the open-files limit); 0: accept
+   * from the listening handle alone.
+   */
+  extraAcceptHandles?: number;
+  /**
+   * Told how many handles accept from the port, or why there are no extra ones: the port
+   * is then served from its one handle.
+   */
+  onAcceptHandles?: (outcome: { handles: number } | { error: Error }) => void;
   /**
    * Paths of streams whose request is open-ended by design (a client-streaming RPC such
    * as IngestEvents): not held to the request timeout, which would cut a busy stream. A
@@ -99,6 +116,10 @@ type Handler = (req: NodeRequest, res: NodeResponse) => void;
 /** The servers behind the port: the listening one, and those it hands connections to. */
 interface Servers {
   outer: net.Server;
+  /** The other handles accepting from the listening socket (accept-handles.ts). */
+  extra: net.Server[];
+  /** Takes an accepted connection: counted against the cap, then routed. */
+  accept: (socket: Socket) => void;
   h1: http.Server;
   h2: http2.Http2Server | http2.Http2SecureServer;
   /** Cleartext sockets whose first bytes have not yet chosen a protocol. */
@@ -128,9 +149,19 @@ export function openFilesLimit(limits?: string): number | undefined {
  * the limit, idle connections exhausted the descriptors and every request, health
  * checks included, got an empty reply).
  */
-export function connectionCap(filesLimit: number | undefined): number {
+export function connectionCap(filesLimit: number | undefined, acceptHandles = 1): number {
   if (filesLimit === undefined) return MAX_CONNECTIONS;
-  return Math.max(16, Math.min(MAX_CONNECTIONS, filesLimit - RESERVED_DESCRIPTORS));
+  const free = filesLimit - RESERVED_DESCRIPTORS - acceptHandles;
+  return Math.max(16, Math.min(MAX_CONNECTIONS, free));
+}
+
+/**
+ * How many extra accept handles the port gets: as asked, but each holds a descriptor, so
+ * at most a sixteenth of the process's limit of open files.
+ */
+export function extraAcceptHandles(asked: number, filesLimit: number | undefined): number {
+  if (filesLimit === undefined) return asked;
+  return Math.max(0, Math.min(asked, Math.floor(filesLimit / 16) - 1));
 }
 
 /** Listens on `host:port` and serves `handler` over every protocol. */
@@ -143,9 +174,17 @@ export async function listen(handler: Handler, options: ListenOptions): Promise<
     }
     handler(req, res);
   });
-  const servers = createServers(requests.serve, options);
+  const filesLimit = openFilesLimit();
+  const extraHandles = extraAcceptHandles(
+    options.extraAcceptHandles ?? EXTRA_ACCEPT_HANDLES,
+    filesLimit,
+  );
+  const servers = createServers(
+    requests.serve,
+    options,
+    options.maxConnections ?? connectionCap(filesLimit, 1 + extraHandles),
+  );
   const sessions = trackSessions(servers.h2, requests.isClosing);
-  servers.outer.maxConnections = options.maxConnections ?? connectionCap(openFilesLimit());
   // Nothing moving on a session at all for this long. A response its client stopped reading
   // gets up to twice this: Node first checks that its pending writes made no progress.
   servers.h2.setTimeout(requestTimeoutMs);
@@ -160,11 +199,32 @@ export async function listen(handler: Handler, options: ListenOptions): Promise<
       resolve();
     });
   });
+  await addAcceptHandles(servers, extraHandles, options);
   const address = outer.address();
   return {
     port: typeof address === "object" && address ? address.port : options.port,
     close: (timeoutMs) => shutDown(servers, sessions, requests, timeoutMs),
   };
+}
+
+/**
+ * Duplicates the listening socket's handle (a child process is started for it, ~60 ms);
+ * when that fails, the port is served from its one handle.
+ */
+async function addAcceptHandles(
+  servers: Servers,
+  count: number,
+  options: ListenOptions,
+): Promise<void> {
+  if (count <= 0) return;
+  const backlog = options.backlog ?? LISTEN_BACKLOG;
+  try {
+    const handles = await duplicateListener(servers.outer, count, backlog, servers.accept);
+    servers.extra.push(...handles);
+    options.onAcceptHandles?.({ handles: handles.length + 1 });
+  } catch (error) {
+    options.onAcceptHandles?.({ error: error instanceof Error ? error : new Error(String(error)) });
+  }
 }
 
 /** The path of a request target, without its query. */
@@ -231,11 +291,11 @@ function trackSessions(
 }
 
 /**
- * The HTTP/1.1 and HTTP/2 servers serving `serve`, and the listening server: the TLS
- * one (ALPN chooses) or a plain TCP server that routes each connection by its first
- * bytes.
+ * The HTTP/1.1 and HTTP/2 servers serving `serve`, and the listening server: a plain TCP
+ * server that hands each connection, up to `maxConnections` at once, to the TLS server
+ * (ALPN chooses) or routes it by its first bytes.
  */
-function createServers(serve: Handler, options: ListenOptions): Servers {
+function createServers(serve: Handler, options: ListenOptions, maxConnections: number): Servers {
   /**
    * `Expect: 100-continue`: a body declared over its limit (1 MB, a batch 5 MB) is not asked for, so the
    * client reads the handler's 413 instead of starting its upload; others get 100.
@@ -259,7 +319,7 @@ function createServers(serve: Handler, options: ListenOptions): Servers {
   // served as usual, rather than node's bodiless 417.
   h1.on("checkExpectation", serve);
   h1.on("checkContinue", continueUnlessTooLarge);
-  let outer: net.Server;
+  let dispatch: (socket: Socket) => void;
   let h2: http2.Http2Server | http2.Http2SecureServer;
   const settings: http2.Settings = {
     maxConcurrentStreams: options.maxStreamsPerConnection ?? MAX_STREAMS_PER_CONNECTION,
@@ -280,23 +340,39 @@ function createServers(serve: Handler, options: ListenOptions): Servers {
     h2.on("secureConnection", (socket: TLSSocket) => {
       if (socket.alpnProtocol !== "h2") lingerWhenClosing(socket);
     });
-    outer = h2;
+    // It never listens itself: the accept handles hand it their connections. The event
+    // starts its HTTP/1.1 connection tracking, as below.
+    const secure = h2;
+    secure.emit("listening");
+    dispatch = (socket) => secure.emit("connection", socket);
   } else {
     const cleartext = http2.createServer({ settings }, serve);
     h2 = cleartext;
     // This server never listens itself; the event starts its connection tracking.
     h1.emit("listening");
-    outer = net.createServer((socket) => {
+    dispatch = (socket) => {
       // Until its first bytes decide the protocol, a socket belongs to neither server;
       // shutdown must close it itself.
       unrouted.add(socket);
       socket.once("close", () => unrouted.delete(socket));
       route(socket, h1, cleartext, () => unrouted.delete(socket));
-    });
+    };
   }
   h2.on("checkContinue", continueUnlessTooLarge);
   h2.on("checkExpectation", serve);
-  return { outer, h1, h2, unrouted };
+  // Connections of every handle and protocol, counted together.
+  let connections = 0;
+  const accept = (socket: Socket) => {
+    if (connections >= maxConnections) {
+      socket.destroy();
+      return;
+    }
+    connections++;
+    socket.once("close", () => connections--);
+    dispatch(socket);
+  };
+  const outer = net.createServer(accept);
+  return { outer, extra: [], accept, h1, h2, unrouted };
 }
 
 /**
@@ -309,14 +385,16 @@ async function shutDown(
   requests: RequestTracker,
   timeoutMs: number,
 ): Promise<void> {
-  const { outer, h1, unrouted } = servers;
+  const { outer, h1, h2, unrouted } = servers;
   requests.close();
+  for (const handle of servers.extra) handle.close();
   const stopped = new Promise<void>((resolve) => outer.close(() => resolve()));
   for (const socket of unrouted) socket.destroy();
   for (const session of sessions) session.close();
   h1.closeIdleConnections();
-  if ("closeIdleConnections" in outer && typeof outer.closeIdleConnections === "function") {
-    outer.closeIdleConnections();
+  // HTTP/1.1 over TLS is the TLS server's (allowHTTP1).
+  if ("closeIdleConnections" in h2 && typeof h2.closeIdleConnections === "function") {
+    h2.closeIdleConnections();
   }
   const timedOut = await Promise.race([
     requests.drained().then(() => false),

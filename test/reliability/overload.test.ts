@@ -25,6 +25,7 @@ import {
 import { RetryInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
 import { bearer, listAll, listEvents } from "../events/events-client.js";
 import { events, postBatch } from "../ingest/bulk.support.js";
+import { rawRequest } from "../support/raw-socket.js";
 import { rpcClient, rpcFailure } from "../support/rpc.js";
 import {
   type ProvisionedKey,
@@ -114,6 +115,15 @@ describe("admission control: a burst beyond the limit", () => {
     expect(error.rawMessage).toBe(OVERLOADED);
     const [retry] = error.findDetails(RetryInfoSchema);
     expect(Number(retry?.retryDelay?.seconds)).toBe(1);
+  };
+  /** audit_requests_overloaded_total of the ingest class for `reason`. */
+  const refusals = async (reason: string): Promise<number> => {
+    const metric = server.app.metrics.registry.getSingleMetric("audit_requests_overloaded_total");
+    const value = await metric?.get();
+    return (
+      value?.values.find((v) => v.labels.class === "ingest" && v.labels.reason === reason)?.value ??
+      0
+    );
   };
   const storedCount = async () => {
     const [row] = await server.app.db.query<{ count: number }>(
@@ -222,6 +232,46 @@ describe("admission control: a burst beyond the limit", () => {
     });
     expect(retried.status).toBe(200);
     expect(retried.body.eventId).toBe(answers[0]?.body.eventId);
+  }, 60_000);
+
+  it("a REST ingest is refused before its body is read or its credential checked: one whose body never comes gets the 503 at once", async () => {
+    const release = await hold("events", "exclusive");
+    const headers = bearer(key.secret);
+    const admitted = Array.from({ length: INGEST_LIMIT }, (_, i) =>
+      postEvent(server, validEvent({ entityId: `held-early-${i}` }), headers),
+    );
+    await waitForInFlight("ingest", INGEST_LIMIT);
+    const refusedBefore = await refusals("in_flight");
+
+    // 5,000 bytes announced, 10 sent: an answer can only come from before the body.
+    const partial = (path: string) =>
+      Buffer.from(
+        `POST ${path} HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n` +
+          'content-type: application/json\r\ncontent-length: 5000\r\n\r\n{"events":',
+      );
+    const answers = await Promise.all(
+      ["/api/ingest/event", "/api/ingest/events"].map((path) =>
+        rawRequest(server.port, partial(path), FAST_MS),
+      ),
+    );
+    for (const answer of answers) {
+      expect(answer.status).toBe(503);
+      expect(answer.headers["retry-after"]).toBe("1");
+      expect(answer.headers["content-type"]).toBe("application/json; charset=utf-8");
+      expect(answer.headers["x-request-id"]).toMatch(/^[\w-]+$/);
+      expect(JSON.parse(answer.body)).toEqual({ error: OVERLOADED });
+    }
+    expect(await refusals("in_flight")).toBe(refusedBefore + 2);
+    expect(await inFlight("ingest")).toBe(INGEST_LIMIT);
+
+    await release();
+    expect((await Promise.all(admitted)).map((answer) => answer.status)).toEqual(
+      admitted.map(() => 201),
+    );
+    // Not refused once there is room: the same request waits for its body, as usual.
+    await waitForInFlight("ingest", 0);
+    const unrefused = rawRequest(server.port, partial("/api/ingest/event"), 500);
+    await expect(unrefused).rejects.toThrow("no response within 500 ms");
   }, 60_000);
 
   it("streams pipelining many more events than the limit wait for slots: every event is acknowledged once, and requests beyond the limit are still refused at once", async () => {
