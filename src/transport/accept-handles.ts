@@ -93,6 +93,10 @@ export function duplicateListener(
         listeners.push(new Server(onConnection).listen(handle as Server, backlog));
       }
     });
-    for (let i = 0; i < count; i++) child.send(count, server);
+    try {
+      for (let i = 0; i < count; i++) child.send(count, server);
+    } catch (error) {
+      fail(error instanceof Error ? error : new Error(String(error)));
+    }
   });
 }

@@ -16,6 +16,7 @@
  * HTTP/1.1 requests get 408 after 15 s of headers or 60 s in all (node's own timers);
  * HTTP/2 gets the same deadlines in its own terms (http2-limits.ts).
  */
+import cluster from "node:cluster";
 import { readFileSync } from "node:fs";
 import * as http from "node:http";
 import * as http2 from "node:http2";
@@ -175,10 +176,10 @@ export async function listen(handler: Handler, options: ListenOptions): Promise<
     handler(req, res);
   });
   const filesLimit = openFilesLimit();
-  const extraHandles = extraAcceptHandles(
-    options.extraAcceptHandles ?? EXTRA_ACCEPT_HANDLES,
-    filesLimit,
-  );
+  // In a cluster's worker (WORKERS > 1) the primary accepts and hands connections over.
+  const extraHandles = cluster.isWorker
+    ? 0
+    : extraAcceptHandles(options.extraAcceptHandles ?? EXTRA_ACCEPT_HANDLES, filesLimit);
   const servers = createServers(
     requests.serve,
     options,
