@@ -20,9 +20,12 @@ import { Server, type Socket } from "node:net";
 
 /**
  * The child: returns each listener it is sent, and each connection a copy took meanwhile;
- * once every copy is closed it disconnects (after what it is still sending) and exits.
+ * once every copy is closed it disconnects (after what it is still sending) and exits, as
+ * it does at once when the parent goes away.
  */
 const ECHO_CHILD = `
+// The parent gone (killed while starting), its copies must not keep the port open.
+process.on("disconnect", () => process.exit(0));
 let closed = 0;
 process.on("message", (count, server) => {
   if (!server) return;

@@ -14,11 +14,18 @@ import type { RequestFacts } from "../api/request-facts.js";
 import { Messages, ServiceError } from "../errors.js";
 import type { Metrics } from "../observability/metrics.js";
 import { overloaded } from "./admission.js";
+import { bodyLimitForUrl } from "./body-limits.js";
 import { allowHeader, type Cors } from "./cors.js";
 import type { ErrorReporter } from "./error-reporter.js";
 import { isGrpcRequest, sendGrpcMessagesPlain } from "./grpc-message.js";
 import type { HttpsRule } from "./https-required.js";
-import { headerValue, type NodeRequest, type NodeResponse, sendJson } from "./node-http.js";
+import {
+  headerValue,
+  jsonHeaders,
+  type NodeRequest,
+  type NodeResponse,
+  sendJson,
+} from "./node-http.js";
 import { createOpenApiRoute } from "./openapi-route.js";
 import type { FactsReader } from "./request-facts.js";
 import { type RestRouter, serveRest } from "./rest.js";
@@ -184,10 +191,15 @@ export function createHttpHandler(deps: HttpHandlerDeps) {
 
   // Under an overload most ingest requests are refused: answered before the body is read
   // or the route matched, with bytes prepared once (the same answer the operation gives).
+  // The connection is kept for the next request, its unread body dropped, unless that body
+  // is over the route's limit or of unknown length: HTTP/1.1 then closes the connection
+  // rather than read it all (HTTP/2 cuts an unread body short, drainWhenAnswered).
   const refuseOverloaded: Step = (x) => {
     if (x.method !== "POST" || !deps.ingestRefusedNow?.(x.path)) return false;
     x.route = x.path;
-    x.res.writeHead(OVERLOADED.status, OVERLOADED.headers);
+    const declared = Number(headerValue(x.req, "content-length") ?? Number.NaN);
+    const close = !(declared <= bodyLimitForUrl(x.path)) && "shouldKeepAlive" in x.res;
+    x.res.writeHead(OVERLOADED.status, close ? OVERLOADED.closing : OVERLOADED.headers);
     x.res.end(OVERLOADED.body);
     return true;
   };
@@ -362,17 +374,11 @@ function sha256(text: string): Buffer {
 /** The REST answer of an overload refusal, as toRestError renders `overloaded()`, encoded once. */
 const OVERLOADED = preparedAnswer(toRestError(overloaded()));
 
+/** An error's status, headers (also with `connection: close`) and body, encoded. */
 function preparedAnswer(error: RestError) {
   const body = Buffer.from(JSON.stringify(error.body));
-  return {
-    status: error.status,
-    headers: {
-      ...error.headers,
-      "content-type": "application/json; charset=utf-8",
-      "content-length": String(body.length),
-    },
-    body,
-  };
+  const headers = jsonHeaders(body.length, error.headers);
+  return { status: error.status, headers, closing: { ...headers, connection: "close" }, body };
 }
 
 const PROBES: ReadonlySet<string> = new Set(["/healthz", "/readyz", "/metrics"]);

@@ -33,6 +33,18 @@ export function sendText(
   res.end(text);
 }
 
+/** The headers of a JSON response whose encoded body is `bytes` long. */
+export function jsonHeaders(
+  bytes: number,
+  headers: Record<string, string> = {},
+): Record<string, string> {
+  return {
+    ...headers,
+    "content-type": "application/json; charset=utf-8",
+    "content-length": String(bytes),
+  };
+}
+
 /** Writes a JSON response. */
 export function sendJson(
   res: NodeResponse,
@@ -41,10 +53,6 @@ export function sendJson(
   headers: Record<string, string> = {},
 ): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, {
-    ...headers,
-    "content-type": "application/json; charset=utf-8",
-    "content-length": Buffer.byteLength(text),
-  });
+  res.writeHead(status, jsonHeaders(Buffer.byteLength(text), headers));
   res.end(text);
 }

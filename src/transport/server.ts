@@ -125,6 +125,10 @@ interface Servers {
   h2: http2.Http2Server | http2.Http2SecureServer;
   /** Cleartext sockets whose first bytes have not yet chosen a protocol. */
   unrouted: Set<Socket>;
+  /** Every connection accepted, by any handle, until it closes. */
+  sockets: Set<Socket>;
+  /** HTTP/1.1 connections over TLS (the TLS server's, allowHTTP1). */
+  tlsHttp1: Set<Socket>;
 }
 
 /**
@@ -306,6 +310,7 @@ function createServers(serve: Handler, options: ListenOptions, maxConnections: n
     serve(req, res);
   };
   const unrouted = new Set<Socket>();
+  const tlsHttp1 = new Set<Socket>();
   const h1 = http.createServer(
     {
       headersTimeout: options.headersTimeoutMs ?? HEADERS_TIMEOUT_MS,
@@ -339,7 +344,10 @@ function createServers(serve: Handler, options: ListenOptions, maxConnections: n
     );
     // HTTP/1.1 over TLS is served by this server (allowHTTP1), on sockets ALPN gave it.
     h2.on("secureConnection", (socket: TLSSocket) => {
-      if (socket.alpnProtocol !== "h2") lingerWhenClosing(socket);
+      if (socket.alpnProtocol === "h2") return;
+      lingerWhenClosing(socket);
+      tlsHttp1.add(socket);
+      socket.once("close", () => tlsHttp1.delete(socket));
     });
     // It never listens itself: the accept handles hand it their connections. The event
     // starts its HTTP/1.1 connection tracking, as below.
@@ -362,18 +370,18 @@ function createServers(serve: Handler, options: ListenOptions, maxConnections: n
   h2.on("checkContinue", continueUnlessTooLarge);
   h2.on("checkExpectation", serve);
   // Connections of every handle and protocol, counted together.
-  let connections = 0;
+  const sockets = new Set<Socket>();
   const accept = (socket: Socket) => {
-    if (connections >= maxConnections) {
+    if (sockets.size >= maxConnections) {
       socket.destroy();
       return;
     }
-    connections++;
-    socket.once("close", () => connections--);
+    sockets.add(socket);
+    socket.once("close", () => sockets.delete(socket));
     dispatch(socket);
   };
   const outer = net.createServer(accept);
-  return { outer, extra: [], accept, h1, h2, unrouted };
+  return { outer, extra: [], accept, h1, h2, unrouted, sockets, tlsHttp1 };
 }
 
 /**
@@ -406,7 +414,21 @@ async function shutDown(
   }
   h1.closeAllConnections();
   h1.close();
-  await stopped;
+  // No request is left in flight (or the time is up): HTTP/1.1 over TLS has only idle
+  // connections left, and after the timeout nothing is waited for.
+  for (const socket of timedOut ? servers.sockets : servers.tlsHttp1) socket.destroy();
+  await Promise.all([stopped, allClosed(servers.sockets)]);
+}
+
+/** Resolves once every socket of `sockets` has closed (it deletes them as they close). */
+function allClosed(sockets: Set<Socket>): Promise<void> {
+  if (sockets.size === 0) return Promise.resolve();
+  return new Promise((resolve) => {
+    const check = () => {
+      if (sockets.size === 0) resolve();
+    };
+    for (const socket of sockets) socket.once("close", () => setImmediate(check));
+  });
 }
 
 const CLIENT_ERRORS: Record<string, [status: number, message: string]> = {

@@ -262,6 +262,23 @@ describe("admission control: a burst beyond the limit", () => {
       expect(JSON.parse(answer.body)).toEqual({ error: OVERLOADED });
     }
     expect(await refusals("in_flight")).toBe(refusedBefore + 2);
+    // A body over the limit (1 MB) or of unknown length is not read to its end to keep the
+    // connection: the 503 closes it (a keep-alive client, 2 MB announced, 10 bytes sent).
+    const unread = [
+      "content-length: 2000000\r\n\r\n0123456789",
+      "transfer-encoding: chunked\r\n\r\na\r\n0123456789\r\n",
+    ];
+    for (const framing of unread) {
+      const closed = await rawRequest(
+        server.port,
+        Buffer.from(`POST /api/ingest/event HTTP/1.1\r\nhost: 127.0.0.1\r\n${framing}`),
+        FAST_MS,
+      );
+      expect(closed.status).toBe(503);
+      expect(closed.headers.connection).toBe("close");
+      expect(JSON.parse(closed.body)).toEqual({ error: OVERLOADED });
+    }
+    expect(await refusals("in_flight")).toBe(refusedBefore + 4);
     expect(await inFlight("ingest")).toBe(INGEST_LIMIT);
 
     await release();

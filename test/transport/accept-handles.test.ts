@@ -4,12 +4,19 @@
  * of new connections to a busy process waited in the kernel's accept queue, a turn
  * each (found by bench/overload.ts: new connections answered after 29 s during an
  * overload). With 64, a burst is taken 64 a turn; the connection cap counts every
- * handle's connections together; shutdown closes every handle.
+ * handle's connections together; shutdown closes every handle, and after its timeout cuts
+ * what is still open on any of them (HTTP/1.1 over TLS too).
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import * as https from "node:https";
 import * as net from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, describe, expect, it } from "vitest";
 import { listen } from "../../src/transport/server.js";
+import { makeCertificate } from "../support/tls-certificate.js";
 
 const BURST = 150;
 /** How long the burst has: about 48 turns of the busy server (40 ms each). */
@@ -68,12 +75,15 @@ describe("accept handles", () => {
   }, 60_000);
 
   it("counts the connections of every handle against one cap", async () => {
+    const outcomes: unknown[] = [];
     const server = await listen((_req, res) => res.end("ok"), {
       host: "127.0.0.1",
       port: 0,
       maxConnections: 5,
       extraAcceptHandles: 15,
+      onAcceptHandles: (outcome) => outcomes.push(outcome),
     });
+    expect(outcomes).toEqual([{ handles: 16 }]);
     const sockets = Array.from({ length: 20 }, () => net.connect(server.port, "127.0.0.1"));
     try {
       // A connection over the cap is closed by the server at once; the others stay open.
@@ -95,20 +105,81 @@ describe("accept handles", () => {
   });
 
   it("shutdown closes every handle: the port then refuses connections", async () => {
+    const outcomes: unknown[] = [];
     const server = await listen((_req, res) => res.end("ok"), {
       host: "127.0.0.1",
       port: 0,
       extraAcceptHandles: 15,
+      onAcceptHandles: (outcome) => outcomes.push(outcome),
     });
+    expect(outcomes).toEqual([{ handles: 16 }]);
     await server.close(1_000);
-    const refused = await new Promise<string>((resolve) => {
-      const socket = net.connect(server.port, "127.0.0.1");
-      socket.once("connect", () => {
-        socket.destroy();
-        resolve("connected");
+    expect(await connectOutcome(server.port)).toBe("ECONNREFUSED");
+  });
+
+  it("TLS: shutdown cuts HTTP/1.1 requests still running after its timeout, whichever handle accepted them", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "accept-tls-"));
+    try {
+      await makeCertificate(join(dir, "cert.pem"), join(dir, "key.pem"));
+      const tls = {
+        cert: await readFile(join(dir, "cert.pem")),
+        key: await readFile(join(dir, "key.pem")),
+      };
+      const outcomes: unknown[] = [];
+      let received = 0;
+      // Never answers: only the shutdown ends these requests.
+      const server = await listen(() => received++, {
+        host: "127.0.0.1",
+        port: 0,
+        tls,
+        extraAcceptHandles: 15,
+        onAcceptHandles: (outcome) => outcomes.push(outcome),
       });
-      socket.once("error", (error: NodeJS.ErrnoException) => resolve(error.code ?? "error"));
-    });
-    expect(refused).toBe("ECONNREFUSED");
+      expect(outcomes).toEqual([{ handles: 16 }]);
+      const COUNT = 8;
+      const ended = Array.from(
+        { length: COUNT },
+        () =>
+          new Promise<string>((resolve) => {
+            const req = https.request({
+              host: "127.0.0.1",
+              port: server.port,
+              path: "/slow",
+              rejectUnauthorized: false,
+              ALPNProtocols: ["http/1.1"],
+              agent: false,
+            } as https.RequestOptions);
+            req.once("response", () => resolve("answered"));
+            req.once("error", () => resolve("cut"));
+            req.end();
+          }),
+      );
+      const deadline = Date.now() + 10_000;
+      while (received < COUNT && Date.now() < deadline) await sleep(20);
+      expect(received).toBe(COUNT);
+      const started = performance.now();
+      await server.close(300);
+      // close resolves once every connection is closed: the requests are cut by then.
+      const outcome = await Promise.race([
+        Promise.all(ended),
+        sleep(1_000).then(() => "still open"),
+      ]);
+      expect(outcome).toEqual(Array.from({ length: COUNT }, () => "cut"));
+      expect(performance.now() - started).toBeLessThan(3_000);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
+
+/** "connected", or the error code of a connection to `port`. */
+function connectOutcome(port: number): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, "127.0.0.1");
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve("connected");
+    });
+    socket.once("error", (error: NodeJS.ErrnoException) => resolve(error.code ?? "error"));
+  });
+}
