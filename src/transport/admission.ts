@@ -82,6 +82,8 @@ export interface Gate {
   enter(signal?: AbortSignal): Promise<void>;
   /** Gives a slot back: to the first waiting, if any. */
   leave(): void;
+  /** No slot free: `tryEnter` would refuse. */
+  readonly full: boolean;
   readonly inFlight: number;
   /** The budget; 0 for no limit. */
   readonly limit: number;
@@ -111,6 +113,9 @@ export function createGate(limit: number): Gate {
       const next = waiting.shift();
       if (next) next();
       else inFlight--;
+    },
+    get full() {
+      return !free();
     },
     get inFlight() {
       return inFlight;
@@ -176,10 +181,9 @@ export function createAdmission(options: AdmissionOptions): Admission {
   return {
     gates,
     refusesNow(admission) {
-      const gate = gates[admission];
       const reason: RefusalReason | undefined = shedder?.shedding
         ? "queue_delay"
-        : gate.limit !== 0 && gate.inFlight >= gate.limit
+        : gates[admission].full
           ? "in_flight"
           : undefined;
       if (reason === undefined) return false;

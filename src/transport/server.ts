@@ -397,7 +397,8 @@ async function shutDown(
   const { outer, h1, h2, unrouted } = servers;
   requests.close();
   for (const handle of servers.extra) handle.close();
-  const stopped = new Promise<void>((resolve) => outer.close(() => resolve()));
+  // Stops accepting; the connections it took are among `sockets`, waited for below.
+  outer.close();
   for (const socket of unrouted) socket.destroy();
   for (const session of sessions) session.close();
   h1.closeIdleConnections();
@@ -417,7 +418,7 @@ async function shutDown(
   // No request is left in flight (or the time is up): HTTP/1.1 over TLS has only idle
   // connections left, and after the timeout nothing is waited for.
   for (const socket of timedOut ? servers.sockets : servers.tlsHttp1) socket.destroy();
-  await Promise.all([stopped, allClosed(servers.sockets)]);
+  await allClosed(servers.sockets);
 }
 
 /** Resolves once every socket of `sockets` has closed (it deletes them as they close). */

@@ -15,7 +15,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, describe, expect, it } from "vitest";
-import { listen } from "../../src/transport/server.js";
+import { type ListeningServer, type ListenOptions, listen } from "../../src/transport/server.js";
 import { makeCertificate } from "../support/tls-certificate.js";
 
 const BURST = 150;
@@ -75,15 +75,7 @@ describe("accept handles", () => {
   }, 60_000);
 
   it("counts the connections of every handle against one cap", async () => {
-    const outcomes: unknown[] = [];
-    const server = await listen((_req, res) => res.end("ok"), {
-      host: "127.0.0.1",
-      port: 0,
-      maxConnections: 5,
-      extraAcceptHandles: 15,
-      onAcceptHandles: (outcome) => outcomes.push(outcome),
-    });
-    expect(outcomes).toEqual([{ handles: 16 }]);
+    const server = await listenWith16Handles((_req, res) => res.end("ok"), { maxConnections: 5 });
     const sockets = Array.from({ length: 20 }, () => net.connect(server.port, "127.0.0.1"));
     try {
       // A connection over the cap is closed by the server at once; the others stay open.
@@ -105,14 +97,7 @@ describe("accept handles", () => {
   });
 
   it("shutdown closes every handle: the port then refuses connections", async () => {
-    const outcomes: unknown[] = [];
-    const server = await listen((_req, res) => res.end("ok"), {
-      host: "127.0.0.1",
-      port: 0,
-      extraAcceptHandles: 15,
-      onAcceptHandles: (outcome) => outcomes.push(outcome),
-    });
-    expect(outcomes).toEqual([{ handles: 16 }]);
+    const server = await listenWith16Handles((_req, res) => res.end("ok"));
     await server.close(1_000);
     expect(await connectOutcome(server.port)).toBe("ECONNREFUSED");
   });
@@ -125,17 +110,9 @@ describe("accept handles", () => {
         cert: await readFile(join(dir, "cert.pem")),
         key: await readFile(join(dir, "key.pem")),
       };
-      const outcomes: unknown[] = [];
       let received = 0;
       // Never answers: only the shutdown ends these requests.
-      const server = await listen(() => received++, {
-        host: "127.0.0.1",
-        port: 0,
-        tls,
-        extraAcceptHandles: 15,
-        onAcceptHandles: (outcome) => outcomes.push(outcome),
-      });
-      expect(outcomes).toEqual([{ handles: 16 }]);
+      const server = await listenWith16Handles(() => received++, { tls });
       const COUNT = 8;
       const ended = Array.from(
         { length: COUNT },
@@ -171,6 +148,23 @@ describe("accept handles", () => {
     }
   });
 });
+
+/** `listen` on a free port with 15 extra accept handles, checking that they were added. */
+async function listenWith16Handles(
+  handler: Parameters<typeof listen>[0],
+  options: Partial<ListenOptions> = {},
+): Promise<ListeningServer> {
+  const outcomes: unknown[] = [];
+  const server = await listen(handler, {
+    host: "127.0.0.1",
+    port: 0,
+    extraAcceptHandles: 15,
+    onAcceptHandles: (outcome) => outcomes.push(outcome),
+    ...options,
+  });
+  expect(outcomes).toEqual([{ handles: 16 }]);
+  return server;
+}
 
 /** "connected", or the error code of a connection to `port`. */
 function connectOutcome(port: number): Promise<string> {

@@ -27,6 +27,7 @@ describe("admission gate", () => {
     const second = gate.enter().then(settledOrder(order, "second"));
     await Promise.resolve();
     expect(order).toEqual([]);
+    expect(gate.full).toBe(true);
     expect(gate.tryEnter()).toBe(false);
 
     gate.leave();
@@ -41,6 +42,7 @@ describe("admission gate", () => {
     gate.leave();
     gate.leave();
     expect(gate.inFlight).toBe(0);
+    expect(gate.full).toBe(false);
     expect(gate.tryEnter()).toBe(true);
   });
 
