@@ -33,6 +33,16 @@ const appWith = (issuer: string): Promise<App> => {
   return createApp(config, createLogger(config.LOG_LEVEL));
 };
 
+/** Why an app under `issuer` could not start (closed again when it did: undefined). */
+const startError = (issuer: string): Promise<unknown> =>
+  appWith(issuer).then(
+    async (app) => {
+      await app.close();
+      return undefined;
+    },
+    (error: unknown) => error,
+  );
+
 it("a start with another LOG_ISSUER than the published checkpoints name is refused; the same one starts", async () => {
   storage = await createIsolatedStorage();
   // Before any checkpoint, any issuer starts.
@@ -61,13 +71,7 @@ it("a start with another LOG_ISSUER than the published checkpoints name is refus
     await first.close();
   }
 
-  const refused = await appWith("audit-event-service").then(
-    async (app) => {
-      await app.close();
-      return undefined;
-    },
-    (error: unknown) => error,
-  );
+  const refused = await startError("audit-event-service");
   expect(refused).toBeInstanceOf(ConfigError);
   expect((refused as Error).message).toBe(
     "Invalid configuration: LOG_ISSUER audit-event-service is not the issuer the published checkpoints name (audit.example.com): every instance must use the same LOG_ISSUER, and it cannot change once a checkpoint is published (docs/verifiable-log.md)",
@@ -97,13 +101,7 @@ it("a start with another LOG_ISSUER than the published checkpoints name is refus
     const app = await appWith(issuer);
     await app.close();
   }
-  const third = await appWith("third.example.com").then(
-    async (app) => {
-      await app.close();
-      return undefined;
-    },
-    (error: unknown) => error,
-  );
+  const third = await startError("third.example.com");
   expect((third as Error).message).toContain(
     "LOG_ISSUER third.example.com is not the issuer the published checkpoints name (audit.example.com, other.example.com)",
   );
