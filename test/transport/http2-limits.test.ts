@@ -143,6 +143,25 @@ function closedWithin(session: RawSession, ms: number): Promise<number> {
   ]);
 }
 
+/**
+ * `/healthz` over a new HTTP/2 connection, tried again until `ms` pass, as a client
+ * would: a client sees its connection closed a turn of the loop before the server has
+ * counted it closed, so the first connection after the frees may still meet the cap.
+ */
+async function healthzStatusWithin(port: number, ms: number): Promise<number> {
+  const deadline = performance.now() + ms;
+  for (;;) {
+    const client = await h2Connect(`http://127.0.0.1:${port}`);
+    const status = await h2Request(client, { ":method": "GET", ":path": "/healthz" }).then(
+      (response) => response.status,
+      () => 0,
+    );
+    await h2Close(client);
+    if (status === 200 || performance.now() > deadline) return status;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 describe("HTTP/2 limits", () => {
   let server: TestServer;
   let key: ProvisionedKey;
@@ -296,11 +315,6 @@ describe("HTTP/2 limits", () => {
     // The idle timeout frees them, and the service is reachable again.
     const freed = await Promise.all(held.map((s) => closedWithin(s, IDLE_MS + SLACK_MS + 5_000)));
     for (const after of freed) expect(after).toBeGreaterThan(0);
-    const client = await h2Connect(`http://127.0.0.1:${limited.port}`);
-    try {
-      expect((await h2Request(client, { ":method": "GET", ":path": "/healthz" })).status).toBe(200);
-    } finally {
-      await h2Close(client);
-    }
+    expect(await healthzStatusWithin(limited.port, 2_000)).toBe(200);
   });
 });
