@@ -28,6 +28,7 @@ import type { OperationCall } from "../api/operation.js";
 import { factsOf } from "./connect-context.js";
 import { rpcError } from "./connect-routes.js";
 import type { ErrorReporter } from "./error-reporter.js";
+import { exportRangeHeaders } from "./export-range.js";
 
 type Open = (call: OperationCall, signal: AbortSignal) => Promise<OpenedStream>;
 
@@ -61,9 +62,8 @@ export function connectStreamRoutes(
           },
           context.signal,
         );
-        if (opened.endIndex !== undefined) {
-          context.responseHeader.set("x-export-from-index", String(opened.fromIndex));
-          context.responseHeader.set("x-export-end-index", String(opened.endIndex));
+        for (const [name, value] of Object.entries(exportRangeHeaders(opened))) {
+          context.responseHeader.set(name, value);
         }
         for await (const chunk of opened.chunks) yield render(chunk);
         if (context.signal.aborted) throw abortError(context.signal);

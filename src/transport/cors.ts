@@ -11,6 +11,7 @@
  * origins are echoed back (with `Vary: Origin`).
  */
 import { cors as connectCors } from "@connectrpc/connect";
+import { EXPORT_RANGE_HEADERS } from "./export-range.js";
 import { headerValue, type NodeRequest, type NodeResponse } from "./node-http.js";
 
 /** The request headers a browser may send on a cross-origin call. */
@@ -33,8 +34,7 @@ const EXPOSED_ALWAYS = ["x-request-id", "retry-after"];
 const RPC_EXPOSED_HEADERS = headerList([
   ...EXPOSED_ALWAYS,
   ...connectCors.exposedHeaders,
-  "x-export-from-index",
-  "x-export-end-index",
+  ...EXPORT_RANGE_HEADERS,
 ]);
 /** How long a browser may cache a preflight answer, in seconds. */
 const PREFLIGHT_MAX_AGE = 600;

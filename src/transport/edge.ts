@@ -26,6 +26,7 @@ import { bidiStreamRoutes, connectRoutes, errorBoundary } from "./connect-routes
 import { connectStreamRoutes } from "./connect-stream-routes.js";
 import { allowHeader, type CorsRoute, createCors } from "./cors.js";
 import { createErrorReporter } from "./error-reporter.js";
+import { EXPORT_RANGE_HEADERS } from "./export-range.js";
 import { healthRoutes } from "./grpc-health.js";
 import { createReflectionIndex, REFLECTION_SERVICES, reflectionRoutes } from "./grpc-reflection.js";
 import { createGrpcUnary } from "./grpc-unary.js";
@@ -79,7 +80,7 @@ const CORS_ROUTES: Readonly<Record<string, CorsRoute>> = {
   // A page names the saved file and resumes from the range headers.
   [EXPORT_PATH]: {
     methods: ["GET"],
-    exposeHeaders: ["content-disposition", "x-export-from-index", "x-export-end-index"],
+    exposeHeaders: ["content-disposition", ...EXPORT_RANGE_HEADERS],
   },
   // EventSource cannot send a bearer token: a page follows with fetch, and resumes by
   // sending Last-Event-ID itself (not a CORS-safelisted header).

@@ -29,6 +29,7 @@ import type { RequestFacts } from "../api/request-facts.js";
 import { ServiceError } from "../errors.js";
 import type { ErrorReporter } from "./error-reporter.js";
 import { CSV_HEADER, csvRow, eventJson, tombstoneJson } from "./event-rendering.js";
+import { exportRangeHeaders } from "./export-range.js";
 import { headerValue, type NodeRequest, type NodeResponse, sendJson } from "./node-http.js";
 import { queryFields } from "./rest.js";
 import { toRestError } from "./rest-errors.js";
@@ -88,8 +89,7 @@ export function createRestStreams(
       "content-disposition": `attachment; filename="${fileName(opened, extension)}"`,
       "cache-control": "no-store",
       "x-content-type-options": "nosniff",
-      "x-export-from-index": String(opened.fromIndex),
-      "x-export-end-index": String(opened.endIndex),
+      ...exportRangeHeaders(opened),
     });
     if (x.method === "HEAD") {
       await opened.chunks.return(undefined);
