@@ -7,11 +7,10 @@
  * driver (PostgreSQL with DATABASE_URL and MASTER_KEY; the embedded DATA_DIR, whose
  * master.key the command replaces).
  */
-import { spawn } from "node:child_process";
+
 import { randomBytes } from "node:crypto";
 import { readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import postgres from "postgres";
 import { afterAll, expect, it } from "vitest";
 import { createAdminClient } from "../../src/admin/admin-client.js";
@@ -20,10 +19,10 @@ import { generateApiKey } from "../../src/auth/api-keys.js";
 import { ConfigError, loadConfig } from "../../src/config.js";
 import { createLogger } from "../../src/logger.js";
 import { createIsolatedStorage, type IsolatedStorage } from "../support/isolated-storage.js";
+import { runScript } from "../support/run-script.js";
 import { validEvent } from "../support/test-server.js";
 
 const ADMIN_TOKEN = randomBytes(24).toString("hex");
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 let storage: IsolatedStorage | undefined;
 afterAll(async () => {
   await storage?.cleanup();
@@ -43,22 +42,11 @@ const appWith = (env: Record<string, string>): Promise<App> => {
 
 /** Runs the command with the storage's environment and `env`; how it ended. */
 function rotate(env: Record<string, string>) {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/admin/rotate-master-key.ts"], {
-    cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: undefined, ...storage?.env, ...env },
-    stdio: ["ignore", "pipe", "pipe"],
+  return runScript("src/admin/rotate-master-key.ts", {
+    DATABASE_URL: undefined,
+    ...storage?.env,
+    ...env,
   });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (chunk: Buffer) => {
-    stdout += chunk.toString();
-  });
-  child.stderr.on("data", (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
-    child.once("exit", (code) => resolve({ code, stdout, stderr })),
-  );
 }
 
 /**

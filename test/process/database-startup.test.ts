@@ -7,17 +7,16 @@
  * need, at start-up or when the database is reached later.
  * PostgreSQL only (the embedded database is always reachable).
  */
-import { spawn } from "node:child_process";
+
 import { randomBytes } from "node:crypto";
-import { fileURLToPath } from "node:url";
 import postgres from "postgres";
 import { afterAll, describe, expect, it } from "vitest";
 import { createIsolatedStorage, type IsolatedStorage } from "../support/isolated-storage.js";
 import { Relay } from "../support/relay.js";
+import { runScript } from "../support/run-script.js";
 import { spawnService } from "../support/service-process.js";
 import { usingPostgres } from "../support/test-server.js";
 
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const TIMEOUT_MS = 180_000;
 const UNREACHABLE =
   "database unreachable at start-up: answering 503 and retrying until it can be reached";
@@ -55,18 +54,13 @@ function through(relay: Relay, url: string, database?: string): string {
 }
 
 /** Runs the service until it exits; resolves with its code and stderr. */
-async function runToExit(env: Record<string, string>) {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
-    cwd: ROOT,
-    env: { ...process.env, REDIS_URL: undefined, PORT: "0", HOST: "127.0.0.1", ...env },
-    stdio: ["ignore", "ignore", "pipe"],
+function runToExit(env: Record<string, string>) {
+  return runScript("src/main.ts", {
+    REDIS_URL: undefined,
+    PORT: "0",
+    HOST: "127.0.0.1",
+    ...env,
   });
-  let stderr = "";
-  child.stderr.on("data", (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
-  return { code, stderr };
 }
 
 function expectOneLine(stderr: string, line: RegExp) {

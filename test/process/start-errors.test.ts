@@ -7,24 +7,23 @@
  * same code instead of restarting workers that would fail the same way.
  * Through the real process (`node --import tsx src/main.ts`).
  */
-import { spawn } from "node:child_process";
+
 import { randomBytes } from "node:crypto";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import * as net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Environment, Plan } from "../../gen/audit/v1/admin_pb.js";
 import { createAdminClient } from "../../src/admin/admin-client.js";
 import { loadConfig } from "../../src/config.js";
 import { createPgliteDb } from "../../src/store/pglite-driver.js";
 import { createIsolatedStorage, type IsolatedStorage } from "../support/isolated-storage.js";
+import { runScript } from "../support/run-script.js";
 import { spawnService } from "../support/service-process.js";
 import { usingPostgres } from "../support/test-server.js";
 import { makeCertificate } from "../support/tls-certificate.js";
 
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const START_TIMEOUT_MS = 60_000;
 
 let scratch: string;
@@ -43,10 +42,9 @@ afterAll(async () => {
 async function start(env: Record<string, string>) {
   const storage = await createIsolatedStorage();
   storages.push(storage);
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
+  return runScript(
+    "src/main.ts",
+    {
       DATABASE_URL: undefined,
       REDIS_URL: undefined,
       PORT: "0",
@@ -55,24 +53,8 @@ async function start(env: Record<string, string>) {
       ...storage.env,
       ...env,
     },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stderr = "";
-  let stdout = "";
-  child.stderr.on("data", (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  child.stdout.on("data", (chunk: Buffer) => {
-    stdout += chunk.toString();
-  });
-  const code = await new Promise<number | null>((resolve) => {
-    const timer = setTimeout(() => child.kill("SIGKILL"), START_TIMEOUT_MS - 5_000);
-    child.once("exit", (exitCode) => {
-      clearTimeout(timer);
-      resolve(exitCode);
-    });
-  });
-  return { code, stderr, stdout };
+    START_TIMEOUT_MS - 5_000,
+  );
 }
 
 /** A configuration error as main.ts reports it: exit 78 and exactly one line. */
