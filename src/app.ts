@@ -42,7 +42,7 @@ import { createIngestService } from "./ingest/ingest-service.js";
 import { createErasureService } from "./lifecycle/erasure-service.js";
 import { createRetentionJob } from "./lifecycle/retention-job.js";
 import { createRetentionService } from "./lifecycle/retention-service.js";
-import { checkRedisDatabase, createLimits } from "./limits/limits.js";
+import { openLimits } from "./limits/limits.js";
 import { listedEventLeaf, renderListedEvent } from "./listed-event-leaf.js";
 import { createDeriver, type DerivationWorker } from "./log/deriver.js";
 import { createIngestPushback } from "./log/ingest-pushback.js";
@@ -141,7 +141,6 @@ export async function createApp(
   // Before any request is decoded: a `__proto__` key stays a key (transport/proto-key.ts).
   keepProtoKeysAsKeys();
   const secrets = await resolveSecrets(config);
-  if (config.REDIS_URL) await checkRedisDatabase(config.REDIS_URL);
   const opened = config.DATABASE_URL
     ? createPostgresDb({ url: config.DATABASE_URL })
     : await usingDataDir(config.DATA_DIR, () =>
@@ -191,7 +190,11 @@ export async function createApp(
     cacheSeconds: config.API_KEY_CACHE_SECONDS,
     tokens: frontendTokens,
   });
-  const limits = createLimits(config, logger, metrics);
+  const limits = await openLimits(config, logger, metrics).catch(async (error: unknown) => {
+    startup.stop();
+    await db.close().catch(() => {});
+    throw error;
+  });
   // PGlite is one connection in this thread: one write transaction at a time, as large
   // as the queue. On PostgreSQL, batches of up to 64 keep a pipeline: while one batch is
   // written, the next is prepared and the last one answered. One large batch at a time

@@ -38,42 +38,18 @@ const NO_SUCH_DATABASE =
   "REDIS_URL names a database this Redis server does not have (its databases are numbered from 0 to its `databases` setting - 1); the value is not shown, as it may hold a password";
 
 /**
- * Refuses a REDIS_URL naming a database its server does not have (`/99` on a server of 16):
- * ioredis reports the failed SELECT as an error event and goes on in database 0, where the
- * limits would then be kept without a word. A Redis that cannot be reached, or does not
- * answer within 2 s, passes: the limits fail open until it can be (docs/reliability.md).
+ * Creates the limits for `config`. With Redis, waits for its connection's first handshake
+ * (at most 2 s as a whole) and refuses a REDIS_URL naming a database its server does not
+ * have (`/99` on a server of 16): ioredis reports the failed SELECT as an error event and
+ * goes on in database 0, where the limits would be kept without a word. A Redis that
+ * cannot be reached, or does not answer in time, passes: the limits fail open until it
+ * answers (docs/reliability.md).
  */
-export async function checkRedisDatabase(url: string): Promise<void> {
-  const probe = new Redis(url, {
-    lazyConnect: true,
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    connectTimeout: REDIS_CONNECT_TIMEOUT_MS,
-    retryStrategy: () => null,
-  });
-  let refused = false;
-  probe.on("error", (error: Error) => {
-    if (isNoSuchDatabase(error)) refused = true;
-  });
-  // Bounded as a whole: ioredis's connect timeout ends at the TCP handshake, and a server
-  // that accepts and never answers (or is still loading its data) would hold the start.
-  let timer: NodeJS.Timeout | undefined;
-  const gaveUp = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, REDIS_CONNECT_TIMEOUT_MS);
-  });
-  try {
-    await Promise.race([probe.connect(), gaveUp]);
-  } catch {
-    // Unreachable now: checked again whenever the limiter's connection is (re)made.
-  } finally {
-    clearTimeout(timer);
-    probe.disconnect();
-  }
-  if (refused) throw new ConfigError(`Invalid configuration: ${NO_SUCH_DATABASE}`);
-}
-
-/** Creates the limits for `config`. */
-export function createLimits(config: Config, logger: Logger, metrics: Metrics): Limits {
+export async function openLimits(
+  config: Config,
+  logger: Logger,
+  metrics: Metrics,
+): Promise<Limits> {
   const limit = { max: config.RATE_LIMIT_MAX, windowMs: config.RATE_LIMIT_WINDOW_SECONDS * 1000 };
   let redis: Redis | undefined;
   let wrongDatabase = false;
@@ -88,18 +64,22 @@ export function createLimits(config: Config, logger: Logger, metrics: Metrics): 
     });
     const connection = redis;
     // Connection errors are expected while Redis is down; ioredis keeps reconnecting. A
-    // server reached later without the URL's database (checkRedisDatabase passed it while
-    // unreachable) would have the limits kept in database 0: the connection is dropped
-    // instead, so they fail open, /readyz says why, and the error is logged.
+    // server reached later without the URL's database (unreachable at start) would have
+    // the limits kept in database 0: the connection is dropped instead, so they fail
+    // open, /readyz says why, and the error is logged.
+    let starting = true;
     redis.on("error", (error: Error) => {
       if (!isNoSuchDatabase(error)) {
         logger.debug({ err: error }, "redis connection error");
         return;
       }
-      logger.error(NO_SUCH_DATABASE);
       wrongDatabase = true;
       connection.disconnect();
+      if (!starting) logger.error(NO_SUCH_DATABASE);
     });
+    await firstHandshake(redis, REDIS_CONNECT_TIMEOUT_MS);
+    starting = false;
+    if (wrongDatabase) throw new ConfigError(`Invalid configuration: ${NO_SUCH_DATABASE}`);
     limiter = createRedisRateLimiter({ ...limit, redis, keyPrefix: config.REDIS_KEY_PREFIX });
   } else {
     limiter = createMemoryRateLimiter(limit);
@@ -121,4 +101,23 @@ export function createLimits(config: Config, logger: Logger, metrics: Metrics): 
       client?.disconnect();
     },
   };
+}
+
+/**
+ * Resolves once a new connection is ready, has failed (the server's answer to its SELECT,
+ * or no server), has ended, or `ms` have passed, whichever comes first: bounded as a
+ * whole, since ioredis's connect timeout ends at the TCP handshake, and a server that
+ * accepts and never answers (or is still loading its data) would hold the start.
+ */
+function firstHandshake(redis: Redis, ms: number): Promise<void> {
+  const events = ["ready", "error", "end"];
+  return new Promise<void>((resolve) => {
+    const settle = () => {
+      clearTimeout(timer);
+      for (const event of events) redis.off(event, settle);
+      resolve();
+    };
+    const timer = setTimeout(settle, ms);
+    for (const event of events) redis.on(event, settle);
+  });
 }
