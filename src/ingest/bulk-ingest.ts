@@ -254,6 +254,14 @@ export function createBulkIngestService(deps: BulkIngestDeps): BulkIngestService
       // that the log (and a reused key's first use) keeps the stream's order; sealing
       // overlaps the write of the group before.
       let queued: Promise<void> = Promise.resolve();
+      // The first refusal (the rate limit at a mark, a revoked key) and the group it came
+      // in: every event sent after the refused one is refused too, in later groups as
+      // well, though they may have passed the mark's count while it was being checked.
+      let refusal: { group: number; error: unknown } | undefined;
+      let groups = 0;
+      const refuseFrom = (group: number, error: unknown) => {
+        if (!refusal || group < refusal.group) refusal = { group, error };
+      };
       const { pushback } = deps;
       return {
         ready() {
@@ -262,13 +270,14 @@ export function createBulkIngestService(deps: BulkIngestDeps): BulkIngestService
             : pushback.whenAccepting(principal);
         },
         ingest(items) {
+          const group = groups++;
           const turn = queued;
           let release = () => {};
           queued = new Promise((resolve) => {
             release = resolve;
           });
           const settlers = items.map(() => settler<WriteResult>());
-          void writeInTurn(items, settlers, turn, release)
+          void writeInTurn(group, items, settlers, turn, release)
             .catch((error: unknown) => {
               // Whatever was not settled shares the failure (settling twice is a no-op).
               for (const one of settlers) one.reject(error);
@@ -281,6 +290,7 @@ export function createBulkIngestService(deps: BulkIngestDeps): BulkIngestService
       };
 
       async function writeInTurn(
+        group: number,
         items: readonly StreamItem[],
         settlers: Settler<WriteResult>[],
         turn: Promise<void>,
@@ -292,6 +302,7 @@ export function createBulkIngestService(deps: BulkIngestDeps): BulkIngestService
         try {
           await deps.authenticator.requireApiKey(credential);
         } catch (error) {
+          refuseFrom(group, error);
           for (const one of settlers) one.reject(error);
           return;
         }
@@ -304,6 +315,7 @@ export function createBulkIngestService(deps: BulkIngestDeps): BulkIngestService
             try {
               await admit(principal);
             } catch (error) {
+              refuseFrom(group, error);
               admitted = i;
               for (const one of settlers.slice(i)) one.reject(error);
               break;
@@ -335,6 +347,13 @@ export function createBulkIngestService(deps: BulkIngestDeps): BulkIngestService
           }),
         );
         await turn;
+        // Every group before this one has queued its writes or been refused by now.
+        const earlier = refusal && refusal.group < group ? refusal : undefined;
+        if (earlier) {
+          for (const one of settlers) one.reject(earlier.error);
+          queuedNow();
+          return;
+        }
         // Queued in one turn of the event loop: the group commit writes them together.
         prepared.forEach((event, i) => {
           const one = settlers[i];
