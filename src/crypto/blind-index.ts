@@ -8,7 +8,8 @@
  * inputs give equal indexes, different inputs different ones, and nothing can be
  * computed without the key. Short values (most search tokens) are encoded directly as
  * [length, column code, UTF-8 bytes, zero padding]; longer ones as a marker byte and
- * 15 bytes of SHA-256(column NUL value). A few cipher calls cover all values of an
+ * 15 bytes of SHA-256(column NUL value). A value with a lone surrogate is written in
+ * WTF-8 rather than UTF-8 (which would make it U+FFFD), so the encoding stays injective. A few cipher calls cover all values of an
  * event (its filters, then its search tokens), where an HMAC per value cost several
  * times as much.
  */
@@ -115,15 +116,51 @@ function encodeBlock(blocks: Buffer, at: number, code: number, column: string, v
     }
   }
   // Bytes the loop above may have written are overwritten: UTF-8 is longer than them.
-  const length = Buffer.byteLength(value, "utf8");
+  // UTF-8 would write every lone surrogate as U+FFFD, so that "a\ud800", "a\udfff" and
+  // "a\ufffd" matched one another; such a value is encoded in WTF-8 instead, which is
+  // UTF-8 for every well-formed string (their indexes are unchanged) and keeps each
+  // surrogate apart.
+  const bytes = LONE_SURROGATE.test(value) ? wtf8(value) : undefined;
+  const length = bytes ? bytes.length : Buffer.byteLength(value, "utf8");
   if (length <= DIRECT_BYTES) {
     blocks[at] = length;
     blocks[at + 1] = code;
-    blocks.write(value, at + 2, "utf8");
+    if (bytes) bytes.copy(blocks, at + 2);
+    else blocks.write(value, at + 2, "utf8");
   } else {
     blocks[at] = HASHED;
-    hash("sha256", `${column}\0${value}`, "buffer").copy(blocks, at + 1, 0, INDEX_BYTES - 1);
+    const hashed = bytes
+      ? Buffer.concat([Buffer.from(`${column}\0`), bytes])
+      : `${column}\0${value}`;
+    hash("sha256", hashed, "buffer").copy(blocks, at + 1, 0, INDEX_BYTES - 1);
   }
+}
+
+// In a `u` expression a surrogate pair is one code point: only lone surrogates match.
+const LONE_SURROGATE = /\p{Surrogate}/u;
+
+/**
+ * WTF-8: UTF-8 of a string's code points, where a lone surrogate is encoded as the
+ * three bytes its code point would take (ED A0 80 for U+D800).
+ */
+function wtf8(value: string): Buffer {
+  const bytes: number[] = [];
+  for (const char of value) {
+    const point = char.codePointAt(0) as number;
+    if (point < 0x80) bytes.push(point);
+    else if (point < 0x800) bytes.push(0xc0 | (point >> 6), 0x80 | (point & 0x3f));
+    else if (point < 0x10000) {
+      bytes.push(0xe0 | (point >> 12), 0x80 | ((point >> 6) & 0x3f), 0x80 | (point & 0x3f));
+    } else {
+      bytes.push(
+        0xf0 | (point >> 18),
+        0x80 | ((point >> 12) & 0x3f),
+        0x80 | ((point >> 6) & 0x3f),
+        0x80 | (point & 0x3f),
+      );
+    }
+  }
+  return Buffer.from(bytes);
 }
 
 // ECB keeps no state between blocks, so one cipher per key serves every call: `update`

@@ -192,6 +192,37 @@ describe("stored encodings", () => {
     );
   });
 
+  it("keep lone surrogates apart from each other and from U+FFFD (WTF-8, not UTF-8)", () => {
+    const values = ["A\ud800", "A\udfff", "A\ufffd", "\ud800", "\udc00", "\ufffd", "\ud800\udc00"];
+    const long = values.map((value) => `${"x".repeat(20)}${value}`);
+    for (const set of [values, long]) {
+      const indexes = blindIndexes(key, "tenantId", set).map((index) => index.toString("hex"));
+      expect(new Set(indexes).size).toBe(set.length);
+    }
+    // The encoding, byte for byte: U+D800 as ED A0 80, where UTF-8 would write EF BF BD.
+    const direct = Buffer.alloc(16);
+    Buffer.from([5, 2, 0x41, 0xed, 0xa0, 0x80, 0x42]).copy(direct);
+    const cipher = createCipheriv("aes-256-ecb", key, null).setAutoPadding(false);
+    expect(blindIndex(key, "actorId", "A\ud800B")).toEqual(cipher.update(direct));
+    const hashed = Buffer.alloc(16);
+    hashed[0] = 0xff;
+    createHash("sha256")
+      .update(
+        Buffer.concat([
+          Buffer.from("actorId\0"),
+          Buffer.from("y".repeat(14)),
+          Buffer.from([0xed, 0xb0, 0x80]),
+        ]),
+      )
+      .digest()
+      .copy(hashed, 1, 0, 15);
+    expect(blindIndex(key, "actorId", `${"y".repeat(14)}\udc00`)).toEqual(cipher.update(hashed));
+    // A well-formed pair is one code point, encoded as UTF-8 (the emoji's index).
+    expect(blindIndex(key, "actorId", "\ud83d\ude00")).toEqual(
+      referenceIndexes(key, [["actorId", "😀"]])[0],
+    );
+  });
+
   it("search tokens equal the reference tokens", () => {
     for (let n = 0; n < 300; n++) {
       const texts = [
