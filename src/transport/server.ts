@@ -17,6 +17,7 @@
  * HTTP/2 gets the same deadlines in its own terms (http2-limits.ts).
  */
 import cluster from "node:cluster";
+import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import * as http from "node:http";
 import * as http2 from "node:http2";
@@ -301,13 +302,20 @@ function trackSessions(
  * (ALPN chooses) or routes it by its first bytes.
  */
 function createServers(serve: Handler, options: ListenOptions, maxConnections: number): Servers {
+  // The answer in progress on each HTTP/1.1 connection: a request refused while its body
+  // is read (the request timeout) is answered with its request id.
+  const answering = new WeakMap<Socket, NodeResponse>();
+  const serveHttp1: Handler = (req, res) => {
+    answering.set(req.socket, res);
+    serve(req, res);
+  };
   /**
    * `Expect: 100-continue`: a body declared over its limit (1 MB, a batch 5 MB) is not asked for, so the
    * client reads the handler's 413 instead of starting its upload; others get 100.
    */
   const continueUnlessTooLarge = (req: NodeRequest, res: NodeResponse) => {
     if (!(Number(req.headers["content-length"]) > bodyLimitForUrl(req.url))) res.writeContinue();
-    serve(req, res);
+    serveHttp1(req, res);
   };
   const unrouted = new Set<Socket>();
   const tlsHttp1 = new Set<Socket>();
@@ -317,13 +325,18 @@ function createServers(serve: Handler, options: ListenOptions, maxConnections: n
       requestTimeout: options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS,
       connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
     },
-    serve,
+    serveHttp1,
   );
-  h1.on("clientError", answerClientError);
+  h1.on("clientError", (error: NodeJS.ErrnoException, socket: Socket) => {
+    const pending = answering.get(socket);
+    const requestId =
+      pending && !pending.headersSent ? pending.getHeader("x-request-id") : undefined;
+    answerClientError(error, socket, typeof requestId === "string" ? requestId : randomUUID());
+  });
   h1.on("connection", lingerWhenClosing);
   // An Expect other than 100-continue is ignored (RFC 9110 allows it) and the request
   // served as usual, rather than node's bodiless 417.
-  h1.on("checkExpectation", serve);
+  h1.on("checkExpectation", serveHttp1);
   h1.on("checkContinue", continueUnlessTooLarge);
   let dispatch: (socket: Socket) => void;
   let h2: http2.Http2Server | http2.Http2SecureServer;
@@ -439,10 +452,11 @@ const CLIENT_ERRORS: Record<string, [status: number, message: string]> = {
 
 /**
  * Requests that node refuses before any handler runs (malformed, headers too large,
- * too slow) get a JSON error body like every other error, instead of node's empty one.
- * Like node's default, only while nothing has been written on the connection.
+ * too slow) get a JSON error body like every other error, instead of node's empty one,
+ * with `requestId` as every answer has one. Like node's default, only while nothing has
+ * been written on the connection.
  */
-function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
+function answerClientError(error: NodeJS.ErrnoException, socket: Socket, requestId: string): void {
   if (error.code === "ECONNRESET" || !socket.writable || socket.bytesWritten > 0) {
     socket.destroy();
     return;
@@ -453,6 +467,7 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
     `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\n` +
       "content-type: application/json; charset=utf-8\r\n" +
       `content-length: ${Buffer.byteLength(body)}\r\n` +
+      `x-request-id: ${requestId}\r\n` +
       `connection: close\r\n\r\n${body}`,
     () => socket.destroy(),
   );

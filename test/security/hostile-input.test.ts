@@ -460,13 +460,29 @@ describe("slow senders", () => {
     "POST /api/ingest/event HTTP/1.1\r\nhost: x\r\n" +
     `authorization: Bearer ${secret}\r\ncontent-type: application/json\r\n`;
 
-  /** A refusal of a slow sender: a JSON 408, or a plain close; never a created event. */
-  function expectTimedOut(result: Trickled) {
+  /**
+   * A refusal of a slow sender: a JSON 408 with a request id (the one sent, else one the
+   * service made up), or a plain close; never a created event.
+   */
+  function expectTimedOut(result: Trickled, requestId = /^[0-9a-f-]{36}$/) {
     if (result.response) {
       expect(result.response.status).toBe(408);
       expect(JSON.parse(result.response.body)).toEqual({ error: "Request timeout" });
+      expect(result.response.headers["x-request-id"]).toMatch(requestId);
     }
   }
+
+  it("a request node cannot parse gets 400 Malformed HTTP request with a request id the service made up", async () => {
+    for (const bytes of [
+      "GARBAGE\r\n\r\n",
+      "POST /api/ingest/event HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\ntransfer-encoding: chunked\r\n\r\n{}",
+    ]) {
+      const response = await rawRequest(short.port, Buffer.from(bytes));
+      expect(response.status).toBe(400);
+      expect(JSON.parse(response.body)).toEqual({ error: "Malformed HTTP request" });
+      expect(response.headers["x-request-id"]).toMatch(/^[0-9a-f-]{36}$/);
+    }
+  });
 
   it("headers sent a byte every 100 ms past a 1 s headers timeout: 408 JSON (or closed) within ~2 s", async () => {
     const before = await totalEvents(server);
@@ -489,12 +505,12 @@ describe("slow senders", () => {
     const body = JSON.stringify(validEvent());
     const result = await trickle(
       short.port,
-      `${headerLines()}content-length: ${body.length + 10_000}\r\n\r\n${body}`,
+      `${headerLines()}x-request-id: slow-body-1\r\ncontent-length: ${body.length + 10_000}\r\n\r\n${body}`,
       " ",
       100,
       10_000,
     );
-    expectTimedOut(result);
+    expectTimedOut(result, /^slow-body-1$/);
     expect(result.closedAfterMs).toBeGreaterThanOrEqual(REQUEST_MS - 50);
     expect(result.closedAfterMs).toBeLessThan(REQUEST_MS + 2_500);
     expect(await totalEvents(server)).toBe(before);
