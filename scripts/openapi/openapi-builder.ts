@@ -110,10 +110,25 @@ export function buildOpenApi(files: readonly DescFile[], options: OpenApiOptions
         erasedAt: { type: "string", format: "date-time" },
       },
     };
+    // What they send at the position of an event whose stored content does not decrypt.
+    schemas.UnreadableEvent ??= {
+      type: "object",
+      description:
+        "An event whose stored content does not decrypt (altered or damaged in storage), named at its position in the log; the stream goes on past it.",
+      required: ["eventId", "logIndex", "receivedAt", "unreadable"],
+      additionalProperties: false,
+      properties: {
+        eventId: { type: "string", format: "uuid" },
+        logIndex: { type: "integer", minimum: 0 },
+        receivedAt: { type: "string", format: "date-time" },
+        unreadable: { type: "string", description: "Why, in words." },
+      },
+    };
     return {
       oneOf: [
         { $ref: "#/components/schemas/LoggedEvent" },
         { $ref: "#/components/schemas/ErasedEvent" },
+        { $ref: "#/components/schemas/UnreadableEvent" },
       ],
     };
   };

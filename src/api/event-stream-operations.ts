@@ -13,6 +13,8 @@ import {
   ExportEventsResponseSchema,
   type FollowEventsResponse,
   FollowEventsResponseSchema,
+  type UnreadableEvent,
+  UnreadableEventSchema,
 } from "../../gen/audit/v1/events_pb.js";
 import type { EventChunk, ExportService } from "../events/export-service.js";
 import type { FollowService } from "../events/follow-service.js";
@@ -23,23 +25,30 @@ export type { EventChunk };
 
 type ListedEvent = EventChunk["events"][number];
 type Tombstone = EventChunk["erased"][number];
+type Unreadable = EventChunk["unreadable"][number];
 
-/** One position of a chunk: an event, or what remains of an erased one. */
-export type ChunkEntry = { event: ListedEvent } | { erased: Tombstone };
+/** One position of a chunk: an event, what remains of an erased one, or one that does not decrypt. */
+export type ChunkEntry =
+  | { event: ListedEvent }
+  | { erased: Tombstone }
+  | { unreadable: Unreadable };
 
-/** A chunk's events and tombstones merged, in log-index order. */
+/** The log index of a chunk's entry. */
+function entryIndex(entry: ChunkEntry): bigint {
+  if ("event" in entry) return entry.event.logIndex;
+  return "erased" in entry ? entry.erased.logIndex : entry.unreadable.logIndex;
+}
+
+/** A chunk's events, tombstones and unreadable events merged, in log-index order. */
 export function chunkEntries(chunk: EventChunk): ChunkEntry[] {
-  if (chunk.erased.length === 0) return chunk.events.map((event) => ({ event }));
-  const entries: ChunkEntry[] = [];
-  let e = 0;
-  for (const erased of chunk.erased) {
-    while (e < chunk.events.length && (chunk.events[e]?.logIndex ?? 0n) < erased.logIndex) {
-      entries.push({ event: chunk.events[e++] as ListedEvent });
-    }
-    entries.push({ erased });
-  }
-  while (e < chunk.events.length) entries.push({ event: chunk.events[e++] as ListedEvent });
-  return entries;
+  const entries: ChunkEntry[] = chunk.events.map((event) => ({ event }));
+  if (chunk.erased.length === 0 && chunk.unreadable.length === 0) return entries;
+  for (const erased of chunk.erased) entries.push({ erased });
+  for (const unreadable of chunk.unreadable) entries.push({ unreadable });
+  return entries.sort((a, b) => {
+    const [x, y] = [entryIndex(a), entryIndex(b)];
+    return x < y ? -1 : x > y ? 1 : 0;
+  });
 }
 
 /** A tombstone as its RPC message. */
@@ -49,6 +58,16 @@ export function erasedEventMessage(erased: Tombstone): ErasedEvent {
     logIndex: erased.logIndex,
     receivedAt: erased.receivedAt.toISOString(),
     erasedAt: erased.erasedAt.toISOString(),
+  });
+}
+
+/** An unreadable event as its RPC message. */
+export function unreadableEventMessage(unreadable: Unreadable): UnreadableEvent {
+  return create(UnreadableEventSchema, {
+    eventId: unreadable.eventId,
+    logIndex: unreadable.logIndex,
+    receivedAt: unreadable.receivedAt.toISOString(),
+    reason: unreadable.reason,
   });
 }
 
@@ -117,6 +136,7 @@ export function exportMessage(chunk: EventChunk): ExportEventsResponse {
   return create(ExportEventsResponseSchema, {
     events: chunk.events.map(storedEventMessage),
     erased: chunk.erased.map(erasedEventMessage),
+    unreadable: chunk.unreadable.map(unreadableEventMessage),
     nextIndex: chunk.nextIndex,
   });
 }
@@ -126,6 +146,7 @@ export function followMessage(chunk: EventChunk): FollowEventsResponse {
   return create(FollowEventsResponseSchema, {
     events: chunk.events.map(storedEventMessage),
     erased: chunk.erased.map(erasedEventMessage),
+    unreadable: chunk.unreadable.map(unreadableEventMessage),
     nextIndex: chunk.nextIndex,
   });
 }

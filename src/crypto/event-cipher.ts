@@ -209,6 +209,38 @@ export interface OpenedPayload {
   salt: Buffer;
 }
 
+/**
+ * An event whose stored ciphertext does not open under its key: altered or damaged where
+ * it is stored (AES-GCM authenticates every byte, and the event's address).
+ */
+export class UnreadableEventError extends Error {
+  override readonly name = "UnreadableEventError";
+  constructor(
+    readonly eventId: string,
+    part: "payload" | "context",
+    cause: unknown,
+  ) {
+    super(
+      `the stored ${part} of event ${eventId} does not decrypt: it was altered or damaged in storage`,
+      { cause },
+    );
+  }
+}
+
+/** The JSON sealed in `sealed`; an UnreadableEventError when it does not open. */
+function openJson(
+  dataKey: Buffer,
+  sealed: Uint8Array,
+  at: EventAddress,
+  part: "payload" | "context",
+): unknown {
+  try {
+    return JSON.parse(open(dataKey, sealed, aad(at, part)).toString("utf8"));
+  } catch (error) {
+    throw new UnreadableEventError(at.eventId, part, error);
+  }
+}
+
 /** Decrypts an event's payload (fields and salt). */
 export async function openPayload(
   keys: ProjectKeys,
@@ -217,9 +249,7 @@ export async function openPayload(
   payload: Uint8Array,
 ): Promise<OpenedPayload> {
   const dataKey = await keys.dataKey(keyVersion);
-  const { salt, ...fields } = JSON.parse(
-    open(dataKey, payload, aad(at, "payload")).toString("utf8"),
-  ) as SaltedPayload;
+  const { salt, ...fields } = openJson(dataKey, payload, at, "payload") as SaltedPayload;
   return {
     payload: fields,
     salt: salt === undefined ? legacySalt(dataKey, at) : Buffer.from(salt, "base64"),
@@ -263,7 +293,7 @@ export async function openContext(
 ): Promise<JsonObject | undefined> {
   if (context === null) return undefined;
   const dataKey = await keys.dataKey(keyVersion);
-  return JSON.parse(open(dataKey, context, aad(at, "context")).toString("utf8")) as JsonObject;
+  return openJson(dataKey, context, at, "context") as JsonObject;
 }
 
 /**

@@ -15,7 +15,13 @@ import type { Credential } from "../auth/credentials.js";
 import { ServiceError } from "../errors.js";
 import type { ReadYourWrites } from "../log/read-your-writes.js";
 import type { ListedEvent } from "./list-service.js";
-import { createLogScan, type ErasedEvent, type LogScanDeps } from "./log-scan.js";
+import {
+  createLogScan,
+  type ErasedEvent,
+  holdsEntries,
+  type LogScanDeps,
+  type UnreadableEvent,
+} from "./log-scan.js";
 import { parseExportParams } from "./log-stream-params.js";
 
 /** An export request, as any transport hands it over. */
@@ -33,6 +39,8 @@ export interface EventChunk {
    * tombstones, to merge with `events` by log index (docs/lifecycle.md).
    */
   erased: ErasedEvent[];
+  /** Events of the chunk's range that do not decrypt, by log index: named, not skipped. */
+  unreadable: UnreadableEvent[];
   /** The `fromIndex` that resumes after this chunk. */
   nextIndex: bigint;
 }
@@ -99,7 +107,7 @@ export function createExportService(deps: ExportDeps): ExportService {
             // A read ahead that nobody awaits (the consumer stopped) must not be an
             // unhandled rejection.
             next?.catch(() => {});
-            if (page.events.length > 0 || page.erased.length > 0 || !next) yield page;
+            if (holdsEntries(page) || !next) yield page;
           }
         },
       };

@@ -22,7 +22,7 @@ import type { Credential } from "../auth/credentials.js";
 import { Messages, ServiceError } from "../errors.js";
 import type { ReadYourWrites } from "../log/read-your-writes.js";
 import { beyondLog, type EventChunk } from "./export-service.js";
-import { createLogScan, type LogScanDeps } from "./log-scan.js";
+import { createLogScan, holdsEntries, type LogScanDeps } from "./log-scan.js";
 import { parseFollowParams, parseLastEventId } from "./log-stream-params.js";
 
 /** Tells followers that some log may have grown. */
@@ -136,7 +136,7 @@ export function createFollowService(deps: FollowDeps): FollowService {
                 refuseIfStopping();
                 const page = await scan.page(position, end);
                 position = page.nextIndex;
-                if (page.events.length > 0 || page.erased.length > 0) {
+                if (holdsEntries(page)) {
                   lastChunk = Date.now();
                   yield page;
                 }
@@ -145,7 +145,7 @@ export function createFollowService(deps: FollowDeps): FollowService {
               if (signal?.aborted) break;
               if (Date.now() - lastChunk >= heartbeatMs) {
                 lastChunk = Date.now();
-                yield { events: [], erased: [], nextIndex: position };
+                yield { events: [], erased: [], unreadable: [], nextIndex: position };
                 continue;
               }
               if (woken) continue;

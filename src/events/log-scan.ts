@@ -11,6 +11,7 @@
  * nothing). Only the events of a page are decrypted, one page at a time.
  */
 import type { ReaderPrincipal } from "../auth/authenticator.js";
+import { UnreadableEventError } from "../crypto/event-cipher.js";
 import type { Keyring } from "../crypto/keyring.js";
 import type { LogReader, StoredTombstone } from "../store/log-reads.js";
 import type { LogStreamFilters } from "./log-stream-params.js";
@@ -28,12 +29,30 @@ export const SCAN_MAX_EVENTS = 1_000;
 /** What remains of an erased event: its id, position, receivedAt and erasedAt. */
 export type ErasedEvent = StoredTombstone;
 
+/**
+ * An event whose stored content does not decrypt (altered or damaged in storage): named
+ * at its position, so that one damaged row neither ends a stream nor hides the others.
+ */
+export interface UnreadableEvent {
+  eventId: string;
+  logIndex: bigint;
+  receivedAt: Date;
+  reason: string;
+}
+
 /** Decrypted events of one page and where the next page starts. */
 export interface ScannedPage {
   events: ListedEvent[];
   /** Erased events of the page's range (reads without filters only), by log index. */
   erased: ErasedEvent[];
+  /** Events of the page that matched but do not decrypt, by log index. */
+  unreadable: UnreadableEvent[];
   nextIndex: bigint;
+}
+
+/** Whether a page holds anything to hand over: an event, a tombstone or an unreadable event. */
+export function holdsEntries(page: ScannedPage): boolean {
+  return page.events.length > 0 || page.erased.length > 0 || page.unreadable.length > 0;
 }
 
 /** Reads one log's matching events, page by page. */
@@ -79,13 +98,20 @@ export async function createLogScan(
         maxBytes: SCAN_MAX_BYTES,
       });
       const events: ListedEvent[] = [];
+      const unreadable: UnreadableEvent[] = [];
       // One at a time: a page of up to SCAN_MAX_EVENTS is decrypted in order, not all at once.
       // Events a search's check refuses are dropped; the next page starts past them all the same.
       for (const row of page.rows) {
-        const event = await openMatchingEvent(keys, principal, row, check);
-        if (event) events.push(event);
+        try {
+          const event = await openMatchingEvent(keys, principal, row, check);
+          if (event) events.push(event);
+        } catch (error) {
+          if (!(error instanceof UnreadableEventError)) throw error;
+          const { eventId, logIndex, receivedAt } = row;
+          unreadable.push({ eventId, logIndex, receivedAt, reason: error.message });
+        }
       }
-      return { events, erased: page.tombstones, nextIndex: page.nextIndex };
+      return { events, erased: page.tombstones, unreadable, nextIndex: page.nextIndex };
     },
   };
 }

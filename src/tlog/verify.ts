@@ -23,7 +23,9 @@
  * (docs/lifecycle.md): its content and salt are gone, so its leaf cannot be recomputed.
  * Its leaf comes from its inclusion proof instead (proofs are then needed), which must
  * lead to the checkpoint's root and whose eventId, logIndex and receivedAt must be the
- * tombstone's; the leaf then takes its place in step 3 like any other.
+ * tombstone's; the leaf then takes its place in step 3 like any other. An event the
+ * service cannot decrypt appears as `{eventId, logIndex, receivedAt, unreadable}`: a
+ * failure named at its position (its content cannot be checked), the others checked on.
  *
  * Invariant: `ok` is true only when every check held and at least the checkpoint opened;
  * every failure names its subject (an event by eventId and logIndex, a logIndex, or a
@@ -370,6 +372,8 @@ export async function verifyLog(options: VerifyOptions): Promise<VerifyReport> {
   let unreadable = 0;
   let erased = 0;
   const erasedEvents: string[] = [];
+  // Positions the service named as unreadable: failed already, not also "deleted".
+  const namedUnreadable = new Set<number>();
   for await (const item of options.events) {
     eventsRead++;
     const event =
@@ -384,6 +388,15 @@ export async function verifyLog(options: VerifyOptions): Promise<VerifyReport> {
     }
     if (event === undefined) {
       fail(`event ${id}`, "not a JSON object");
+      unreadable++;
+      continue;
+    }
+    if (typeof event.unreadable === "string") {
+      // The service names an event whose stored content does not decrypt at its
+      // position (docs/export.md): a failure, and its position is accounted for.
+      const logIndex = typeof event.logIndex === "number" ? event.logIndex : -1;
+      fail(eventSubject(id, logIndex), `the service cannot read it: ${event.unreadable}`);
+      if (logIndex >= 0) namedUnreadable.add(logIndex);
       unreadable++;
       continue;
     }
@@ -482,7 +495,7 @@ export async function verifyLog(options: VerifyOptions): Promise<VerifyReport> {
   let missing = 0;
   if (complete) {
     for (let i = 0; i < checkpoint.size; i++) {
-      if (byIndex.has(i)) continue;
+      if (byIndex.has(i) || namedUnreadable.has(i)) continue;
       missing++;
       if (missing <= 100) {
         fail(

@@ -13,16 +13,20 @@
  *
  * An erased event (docs/lifecycle.md) is written as its tombstone: the JSON object
  * `{"eventId", "logIndex", "receivedAt", "erasedAt"}`, or a CSV row with those four
- * columns filled and the others empty (`erasedAt` is the last column, empty for events).
+ * columns filled and the others empty (`erasedAt`, empty for events). An event whose
+ * stored content does not decrypt is written as `{"eventId", "logIndex", "receivedAt",
+ * "unreadable"}` (why, in words), or a CSV row with those four (`unreadable` is the last
+ * column), so that a damaged row is named at its position and the rest still flows.
  */
 import { StoredEventSchema } from "../../gen/audit/v1/event_pb.js";
 import { storedEventMessage } from "../api/event-operations.js";
-import type { EventChunk } from "../api/event-stream-operations.js";
+import type { ChunkEntry, EventChunk } from "../api/event-stream-operations.js";
 import { restJson } from "./rest-rendering.js";
 
 type EventJson = Record<string, unknown>;
 type ListedEvent = EventChunk["events"][number];
 type Tombstone = EventChunk["erased"][number];
+type Unreadable = EventChunk["unreadable"][number];
 
 /** The JSON record of an erased event: its tombstone. */
 export function tombstoneJson(erased: Tombstone): EventJson {
@@ -32,6 +36,22 @@ export function tombstoneJson(erased: Tombstone): EventJson {
     receivedAt: erased.receivedAt.toISOString(),
     erasedAt: erased.erasedAt.toISOString(),
   };
+}
+
+/** The JSON record of an event whose stored content does not decrypt. */
+export function unreadableJson(unreadable: Unreadable): EventJson {
+  return {
+    eventId: unreadable.eventId,
+    logIndex: Number(unreadable.logIndex),
+    receivedAt: unreadable.receivedAt.toISOString(),
+    unreadable: unreadable.reason,
+  };
+}
+
+/** The JSON record of a chunk's entry, whichever its kind. */
+export function entryJson(entry: ChunkEntry): EventJson {
+  if ("event" in entry) return eventJson(entry.event);
+  return "erased" in entry ? tombstoneJson(entry.erased) : unreadableJson(entry.unreadable);
 }
 
 /**
@@ -63,6 +83,7 @@ export const CSV_COLUMNS = [
   "changes",
   "salt",
   "erasedAt",
+  "unreadable",
 ] as const;
 
 /** The CSV header row. */

@@ -28,7 +28,7 @@ import type { OperationCall } from "../api/operation.js";
 import type { RequestFacts } from "../api/request-facts.js";
 import { ServiceError } from "../errors.js";
 import type { ErrorReporter } from "./error-reporter.js";
-import { CSV_HEADER, csvRow, eventJson, tombstoneJson } from "./event-rendering.js";
+import { CSV_HEADER, csvRow, entryJson } from "./event-rendering.js";
 import { exportRangeHeaders } from "./export-range.js";
 import { headerValue, type NodeRequest, type NodeResponse, sendJson } from "./node-http.js";
 import { queryFields } from "./rest.js";
@@ -100,7 +100,7 @@ export function createRestStreams(
     for await (const chunk of opened.chunks) {
       let text = "";
       for (const entry of chunkEntries(chunk)) {
-        const json = "event" in entry ? eventJson(entry.event) : tombstoneJson(entry.erased);
+        const json = entryJson(entry);
         text += format === "csv" ? csvRow(json) : `${JSON.stringify(json)}\n`;
       }
       if (text !== "" && !(await write(x.res, text))) break;
@@ -129,7 +129,7 @@ export function createRestStreams(
       for await (const chunk of opened.chunks) {
         let text = "";
         for (const entry of chunkEntries(chunk)) {
-          const json = "event" in entry ? eventJson(entry.event) : tombstoneJson(entry.erased);
+          const json = entryJson(entry);
           text += `id: ${json.logIndex}\ndata: ${JSON.stringify(json)}\n\n`;
         }
         if (text === "") text = `: heartbeat ${chunk.nextIndex}\n\n`;

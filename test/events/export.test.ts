@@ -193,6 +193,7 @@ describe("export", () => {
       "changes",
       "salt",
       "erasedAt",
+      "unreadable",
     ]);
     expect(rows).toHaveLength(EVENTS);
     const json = new Map(
@@ -215,6 +216,7 @@ describe("export", () => {
       expect(row[column("salt")]).toBe(Buffer.from(String(event.salt), "base64").toString("hex"));
       // Only a tombstone has an erasure time (docs/export.md).
       expect(row[column("erasedAt")]).toBe("");
+      expect(row[column("unreadable")]).toBe("");
     }
     // No cell a spreadsheet would run.
     for (const row of rows) for (const cell of row) expect(cell).not.toMatch(/^[=+\-@\t\r]/);

@@ -226,7 +226,7 @@ describe("follow service", () => {
       await service.open({ credential, params: () => ({ fromIndex: String(size) }) })
     ).chunks();
     const beat = await chunks.next();
-    expect(beat.value).toEqual({ events: [], erased: [], nextIndex: size });
+    expect(beat.value).toEqual({ events: [], erased: [], unreadable: [], nextIndex: size });
     await chunks.return(undefined);
   });
 

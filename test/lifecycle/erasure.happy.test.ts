@@ -107,15 +107,16 @@ describe("erasing by event ids", () => {
     const filtered = (await exportText(secret, "?actorId=alice")).trim().split("\n");
     expect(filtered.map((line) => JSON.parse(line).logIndex)).toEqual([0, 2, 5]);
 
-    // CSV: the tombstone's four columns, the others empty.
+    // CSV: the tombstone's four columns (erasedAt before the last, unreadable), the others empty.
     const csv = (await exportText(secret, "?format=csv")).split("\r\n");
-    expect(csv[0]?.endsWith(",salt,erasedAt")).toBe(true);
+    expect(csv[0]?.endsWith(",salt,erasedAt,unreadable")).toBe(true);
     const row = csv[2]?.split(",") ?? [];
     expect(row[0]).toBe("1");
     expect(row[1]).toBe(ids[1]);
     expect(row[3]).toBe(receivedAt.get(ids[1] ?? ""));
-    expect(row.at(-1)).toMatch(/^\d{4}-\d\d-\d\dT/);
-    expect(row.slice(4, -1).every((cell) => cell === "")).toBe(true);
+    expect(row.at(-2)).toMatch(/^\d{4}-\d\d-\d\dT/);
+    expect(row.at(-1)).toBe("");
+    expect(row.slice(4, -2).every((cell) => cell === "")).toBe(true);
 
     // SSE follow: the tombstone with its logIndex as the event id.
     const abort = new AbortController();

@@ -121,6 +121,73 @@ describe("tampering is detected and named", () => {
     expect(report.failures[0]?.problem).toMatch(/content or metadata changed/);
   });
 
+  it("an event's stored ciphertext damaged (one bit): named at its position by the export, the follow stream and the verifier; the others flow", async () => {
+    const { client, projectId, ids, secret } = await logOf(6);
+    const target = ids[3] ?? "";
+    const [row] = await db().query<{ payload: Uint8Array }>(
+      "select payload from events where project_id = $1 and id = $2",
+      [projectId, target],
+    );
+    const damaged = new Uint8Array(row?.payload ?? new Uint8Array());
+    damaged[40] = (damaged[40] ?? 0) ^ 1;
+    await db().query("update events set payload = $1 where project_id = $2 and id = $3", [
+      damaged,
+      projectId,
+      target,
+    ]);
+
+    const exported = await fetch(`${server.url}/api/events/export`, {
+      headers: { authorization: `Bearer ${secret}` },
+    });
+    expect(exported.status).toBe(200);
+    const lines = (await exported.text())
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(lines.map((line) => line.logIndex)).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(lines[3]).toEqual({
+      eventId: target,
+      logIndex: 3,
+      receivedAt: expect.any(String),
+      unreadable: `the stored payload of event ${target} does not decrypt: it was altered or damaged in storage`,
+    });
+    expect(lines[4]?.eventId).toBe(ids[4]);
+
+    const csv = await fetch(`${server.url}/api/events/export?format=csv&fromIndex=3&toIndex=4`, {
+      headers: { authorization: `Bearer ${secret}` },
+    });
+    const [header, first] = (await csv.text()).split("\r\n");
+    expect(header?.endsWith(",erasedAt,unreadable")).toBe(true);
+    expect(first).toMatch(new RegExp(`^3,${target},,[^,]+,{15}the stored payload`));
+
+    const follow = new AbortController();
+    const stream = await fetch(`${server.url}/api/events/stream?fromIndex=2`, {
+      headers: { authorization: `Bearer ${secret}` },
+      signal: follow.signal,
+    });
+    const reader = stream.body?.getReader();
+    let text = "";
+    while (reader && !text.includes("id: 5\n")) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += new TextDecoder().decode(value);
+    }
+    follow.abort();
+    expect(text).toContain(`id: 3\ndata: {"eventId":"${target}","logIndex":3,`);
+    expect(text).toContain('"unreadable":"the stored payload');
+    expect(text).toContain("id: 4\n");
+
+    const report = await verify(client);
+    expect(report.ok).toBe(false);
+    expect(report.failures).toEqual([
+      {
+        subject: `event ${target} (logIndex 3)`,
+        problem: expect.stringMatching(/^the service cannot read it: the stored payload/),
+      },
+    ]);
+    expect(report.checked.join("\n")).toMatch(/5 with a leaf recomputed/);
+  });
+
   it("an event deleted", async () => {
     const { client, projectId, ids } = await logOf(6);
     const target = ids[4] ?? "";

@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file audit/v1/events.proto.
  */
 export const file_audit_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("ChVhdWRpdC92MS9ldmVudHMucHJvdG8SCGF1ZGl0LnYxItUCChFMaXN0RXZlbnRzUmVxdWVzdBIVCghhY3Rvcl9pZBgBIAEoCUgAiAEBEhgKC2VudGl0eV90eXBlGAIgASgJSAGIAQESFgoJZW50aXR5X2lkGAMgASgJSAKIAQESEwoGYWN0aW9uGAQgASgJSAOIAQESFgoJdGVuYW50X2lkGAUgASgJSASIAQESDgoBcRgGIAEoCUgFiAEBEhEKBGZyb20YByABKAlIBogBARIPCgJ0bxgIIAEoCUgHiAEBEhIKBWxpbWl0GAkgASgFSAiIAQESEwoGY3Vyc29yGAogASgJSAmIAQFCCwoJX2FjdG9yX2lkQg4KDF9lbnRpdHlfdHlwZUIMCgpfZW50aXR5X2lkQgkKB19hY3Rpb25CDAoKX3RlbmFudF9pZEIECgJfcUIHCgVfZnJvbUIFCgNfdG9CCAoGX2xpbWl0QgkKB19jdXJzb3IiZQoSTGlzdEV2ZW50c1Jlc3BvbnNlEiUKBmV2ZW50cxgBIAMoCzIVLmF1ZGl0LnYxLlN0b3JlZEV2ZW50EhgKC25leHRfY3Vyc29yGAIgASgJSACIAQFCDgoMX25leHRfY3Vyc29yIuUCChNFeHBvcnRFdmVudHNSZXF1ZXN0EhUKCGFjdG9yX2lkGAEgASgJSACIAQESGAoLZW50aXR5X3R5cGUYAiABKAlIAYgBARIWCgllbnRpdHlfaWQYAyABKAlIAogBARITCgZhY3Rpb24YBCABKAlIA4gBARIWCgl0ZW5hbnRfaWQYBSABKAlIBIgBARIOCgFxGAYgASgJSAWIAQESEQoEZnJvbRgHIAEoCUgGiAEBEg8KAnRvGAggASgJSAeIAQESFwoKZnJvbV9pbmRleBgJIAEoBEgIiAEBEhUKCHRvX2luZGV4GAogASgESAmIAQFCCwoJX2FjdG9yX2lkQg4KDF9lbnRpdHlfdHlwZUIMCgpfZW50aXR5X2lkQgkKB19hY3Rpb25CDAoKX3RlbmFudF9pZEIECgJfcUIHCgVfZnJvbUIFCgNfdG9CDQoLX2Zyb21faW5kZXhCCwoJX3RvX2luZGV4IngKFEV4cG9ydEV2ZW50c1Jlc3BvbnNlEiUKBmV2ZW50cxgBIAMoCzIVLmF1ZGl0LnYxLlN0b3JlZEV2ZW50EhIKCm5leHRfaW5kZXgYAiABKAQSJQoGZXJhc2VkGAMgAygLMhUuYXVkaXQudjEuRXJhc2VkRXZlbnQiWgoLRXJhc2VkRXZlbnQSEAoIZXZlbnRfaWQYASABKAkSEQoJbG9nX2luZGV4GAIgASgEEhMKC3JlY2VpdmVkX2F0GAMgASgJEhEKCWVyYXNlZF9hdBgEIAEoCSLBAgoTRm9sbG93RXZlbnRzUmVxdWVzdBIVCghhY3Rvcl9pZBgBIAEoCUgAiAEBEhgKC2VudGl0eV90eXBlGAIgASgJSAGIAQESFgoJZW50aXR5X2lkGAMgASgJSAKIAQESEwoGYWN0aW9uGAQgASgJSAOIAQESFgoJdGVuYW50X2lkGAUgASgJSASIAQESDgoBcRgGIAEoCUgFiAEBEhEKBGZyb20YByABKAlIBogBARIPCgJ0bxgIIAEoCUgHiAEBEhcKCmZyb21faW5kZXgYCSABKARICIgBAUILCglfYWN0b3JfaWRCDgoMX2VudGl0eV90eXBlQgwKCl9lbnRpdHlfaWRCCQoHX2FjdGlvbkIMCgpfdGVuYW50X2lkQgQKAl9xQgcKBV9mcm9tQgUKA190b0INCgtfZnJvbV9pbmRleCJ4ChRGb2xsb3dFdmVudHNSZXNwb25zZRIlCgZldmVudHMYASADKAsyFS5hdWRpdC52MS5TdG9yZWRFdmVudBISCgpuZXh0X2luZGV4GAIgASgEEiUKBmVyYXNlZBgDIAMoCzIVLmF1ZGl0LnYxLkVyYXNlZEV2ZW50Mo4CCgxFdmVudFNlcnZpY2USXAoKTGlzdEV2ZW50cxIbLmF1ZGl0LnYxLkxpc3RFdmVudHNSZXF1ZXN0GhwuYXVkaXQudjEuTGlzdEV2ZW50c1Jlc3BvbnNlIhOC0+STAg0SCy9hcGkvZXZlbnRzEk8KDEV4cG9ydEV2ZW50cxIdLmF1ZGl0LnYxLkV4cG9ydEV2ZW50c1JlcXVlc3QaHi5hdWRpdC52MS5FeHBvcnRFdmVudHNSZXNwb25zZTABEk8KDEZvbGxvd0V2ZW50cxIdLmF1ZGl0LnYxLkZvbGxvd0V2ZW50c1JlcXVlc3QaHi5hdWRpdC52MS5Gb2xsb3dFdmVudHNSZXNwb25zZTABQmIKGWNvbS5hdWRpdHNlcnZpY2UuYXVkaXQudjFCC0V2ZW50c1Byb3RvUAFaK2F1ZGl0LWV2ZW50LXNlcnZpY2UvZ2VuL2dvL2F1ZGl0L3YxO2F1ZGl0djGqAghBdWRpdC5WMWIGcHJvdG8z", [file_audit_v1_event, file_google_api_annotations]);
+  fileDesc("ChVhdWRpdC92MS9ldmVudHMucHJvdG8SCGF1ZGl0LnYxItUCChFMaXN0RXZlbnRzUmVxdWVzdBIVCghhY3Rvcl9pZBgBIAEoCUgAiAEBEhgKC2VudGl0eV90eXBlGAIgASgJSAGIAQESFgoJZW50aXR5X2lkGAMgASgJSAKIAQESEwoGYWN0aW9uGAQgASgJSAOIAQESFgoJdGVuYW50X2lkGAUgASgJSASIAQESDgoBcRgGIAEoCUgFiAEBEhEKBGZyb20YByABKAlIBogBARIPCgJ0bxgIIAEoCUgHiAEBEhIKBWxpbWl0GAkgASgFSAiIAQESEwoGY3Vyc29yGAogASgJSAmIAQFCCwoJX2FjdG9yX2lkQg4KDF9lbnRpdHlfdHlwZUIMCgpfZW50aXR5X2lkQgkKB19hY3Rpb25CDAoKX3RlbmFudF9pZEIECgJfcUIHCgVfZnJvbUIFCgNfdG9CCAoGX2xpbWl0QgkKB19jdXJzb3IiZQoSTGlzdEV2ZW50c1Jlc3BvbnNlEiUKBmV2ZW50cxgBIAMoCzIVLmF1ZGl0LnYxLlN0b3JlZEV2ZW50EhgKC25leHRfY3Vyc29yGAIgASgJSACIAQFCDgoMX25leHRfY3Vyc29yIuUCChNFeHBvcnRFdmVudHNSZXF1ZXN0EhUKCGFjdG9yX2lkGAEgASgJSACIAQESGAoLZW50aXR5X3R5cGUYAiABKAlIAYgBARIWCgllbnRpdHlfaWQYAyABKAlIAogBARITCgZhY3Rpb24YBCABKAlIA4gBARIWCgl0ZW5hbnRfaWQYBSABKAlIBIgBARIOCgFxGAYgASgJSAWIAQESEQoEZnJvbRgHIAEoCUgGiAEBEg8KAnRvGAggASgJSAeIAQESFwoKZnJvbV9pbmRleBgJIAEoBEgIiAEBEhUKCHRvX2luZGV4GAogASgESAmIAQFCCwoJX2FjdG9yX2lkQg4KDF9lbnRpdHlfdHlwZUIMCgpfZW50aXR5X2lkQgkKB19hY3Rpb25CDAoKX3RlbmFudF9pZEIECgJfcUIHCgVfZnJvbUIFCgNfdG9CDQoLX2Zyb21faW5kZXhCCwoJX3RvX2luZGV4IqcBChRFeHBvcnRFdmVudHNSZXNwb25zZRIlCgZldmVudHMYASADKAsyFS5hdWRpdC52MS5TdG9yZWRFdmVudBISCgpuZXh0X2luZGV4GAIgASgEEiUKBmVyYXNlZBgDIAMoCzIVLmF1ZGl0LnYxLkVyYXNlZEV2ZW50Ei0KCnVucmVhZGFibGUYBCADKAsyGS5hdWRpdC52MS5VbnJlYWRhYmxlRXZlbnQiWwoPVW5yZWFkYWJsZUV2ZW50EhAKCGV2ZW50X2lkGAEgASgJEhEKCWxvZ19pbmRleBgCIAEoBBITCgtyZWNlaXZlZF9hdBgDIAEoCRIOCgZyZWFzb24YBCABKAkiWgoLRXJhc2VkRXZlbnQSEAoIZXZlbnRfaWQYASABKAkSEQoJbG9nX2luZGV4GAIgASgEEhMKC3JlY2VpdmVkX2F0GAMgASgJEhEKCWVyYXNlZF9hdBgEIAEoCSLBAgoTRm9sbG93RXZlbnRzUmVxdWVzdBIVCghhY3Rvcl9pZBgBIAEoCUgAiAEBEhgKC2VudGl0eV90eXBlGAIgASgJSAGIAQESFgoJZW50aXR5X2lkGAMgASgJSAKIAQESEwoGYWN0aW9uGAQgASgJSAOIAQESFgoJdGVuYW50X2lkGAUgASgJSASIAQESDgoBcRgGIAEoCUgFiAEBEhEKBGZyb20YByABKAlIBogBARIPCgJ0bxgIIAEoCUgHiAEBEhcKCmZyb21faW5kZXgYCSABKARICIgBAUILCglfYWN0b3JfaWRCDgoMX2VudGl0eV90eXBlQgwKCl9lbnRpdHlfaWRCCQoHX2FjdGlvbkIMCgpfdGVuYW50X2lkQgQKAl9xQgcKBV9mcm9tQgUKA190b0INCgtfZnJvbV9pbmRleCKnAQoURm9sbG93RXZlbnRzUmVzcG9uc2USJQoGZXZlbnRzGAEgAygLMhUuYXVkaXQudjEuU3RvcmVkRXZlbnQSEgoKbmV4dF9pbmRleBgCIAEoBBIlCgZlcmFzZWQYAyADKAsyFS5hdWRpdC52MS5FcmFzZWRFdmVudBItCgp1bnJlYWRhYmxlGAQgAygLMhkuYXVkaXQudjEuVW5yZWFkYWJsZUV2ZW50Mo4CCgxFdmVudFNlcnZpY2USXAoKTGlzdEV2ZW50cxIbLmF1ZGl0LnYxLkxpc3RFdmVudHNSZXF1ZXN0GhwuYXVkaXQudjEuTGlzdEV2ZW50c1Jlc3BvbnNlIhOC0+STAg0SCy9hcGkvZXZlbnRzEk8KDEV4cG9ydEV2ZW50cxIdLmF1ZGl0LnYxLkV4cG9ydEV2ZW50c1JlcXVlc3QaHi5hdWRpdC52MS5FeHBvcnRFdmVudHNSZXNwb25zZTABEk8KDEZvbGxvd0V2ZW50cxIdLmF1ZGl0LnYxLkZvbGxvd0V2ZW50c1JlcXVlc3QaHi5hdWRpdC52MS5Gb2xsb3dFdmVudHNSZXNwb25zZTABQmIKGWNvbS5hdWRpdHNlcnZpY2UuYXVkaXQudjFCC0V2ZW50c1Byb3RvUAFaK2F1ZGl0LWV2ZW50LXNlcnZpY2UvZ2VuL2dvL2F1ZGl0L3YxO2F1ZGl0djGqAghBdWRpdC5WMWIGcHJvdG8z", [file_audit_v1_event, file_google_api_annotations]);
 
 /**
  * Filters are exact, case-sensitive values (not empty); all given must match.
@@ -213,6 +213,15 @@ export type ExportEventsResponse = Message<"audit.v1.ExportEventsResponse"> & {
    * @generated from field: repeated audit.v1.ErasedEvent erased = 3;
    */
   erased: ErasedEvent[];
+
+  /**
+   * Events of the message's range whose stored content does not decrypt (altered or
+   * damaged in storage), in log-index order: named at their position instead of ending
+   * the stream (docs/export.md). A verifier counts each as a failure.
+   *
+   * @generated from field: repeated audit.v1.UnreadableEvent unreadable = 4;
+   */
+  unreadable: UnreadableEvent[];
 };
 
 /**
@@ -221,6 +230,45 @@ export type ExportEventsResponse = Message<"audit.v1.ExportEventsResponse"> & {
  */
 export const ExportEventsResponseSchema: GenMessage<ExportEventsResponse> = /*@__PURE__*/
   messageDesc(file_audit_v1_events, 3);
+
+/**
+ * An event at its log position whose stored content cannot be read: its ciphertext does
+ * not authenticate under its key.
+ *
+ * @generated from message audit.v1.UnreadableEvent
+ */
+export type UnreadableEvent = Message<"audit.v1.UnreadableEvent"> & {
+  /**
+   * @generated from field: string event_id = 1;
+   */
+  eventId: string;
+
+  /**
+   * @generated from field: uint64 log_index = 2;
+   */
+  logIndex: bigint;
+
+  /**
+   * ISO 8601, as StoredEvent's.
+   *
+   * @generated from field: string received_at = 3;
+   */
+  receivedAt: string;
+
+  /**
+   * Why, in words.
+   *
+   * @generated from field: string reason = 4;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message audit.v1.UnreadableEvent.
+ * Use `create(UnreadableEventSchema)` to create a new message.
+ */
+export const UnreadableEventSchema: GenMessage<UnreadableEvent> = /*@__PURE__*/
+  messageDesc(file_audit_v1_events, 4);
 
 /**
  * What remains of an erased event at its log position: its leaf's facts and when its
@@ -257,7 +305,7 @@ export type ErasedEvent = Message<"audit.v1.ErasedEvent"> & {
  * Use `create(ErasedEventSchema)` to create a new message.
  */
 export const ErasedEventSchema: GenMessage<ErasedEvent> = /*@__PURE__*/
-  messageDesc(file_audit_v1_events, 4);
+  messageDesc(file_audit_v1_events, 5);
 
 /**
  * The filters and search of ListEventsRequest (the same rules) and where to start.
@@ -318,7 +366,7 @@ export type FollowEventsRequest = Message<"audit.v1.FollowEventsRequest"> & {
  * Use `create(FollowEventsRequestSchema)` to create a new message.
  */
 export const FollowEventsRequestSchema: GenMessage<FollowEventsRequest> = /*@__PURE__*/
-  messageDesc(file_audit_v1_events, 5);
+  messageDesc(file_audit_v1_events, 6);
 
 /**
  * @generated from message audit.v1.FollowEventsResponse
@@ -344,6 +392,13 @@ export type FollowEventsResponse = Message<"audit.v1.FollowEventsResponse"> & {
    * @generated from field: repeated audit.v1.ErasedEvent erased = 3;
    */
   erased: ErasedEvent[];
+
+  /**
+   * Unreadable events of the message's range, as in ExportEventsResponse.
+   *
+   * @generated from field: repeated audit.v1.UnreadableEvent unreadable = 4;
+   */
+  unreadable: UnreadableEvent[];
 };
 
 /**
@@ -351,7 +406,7 @@ export type FollowEventsResponse = Message<"audit.v1.FollowEventsResponse"> & {
  * Use `create(FollowEventsResponseSchema)` to create a new message.
  */
 export const FollowEventsResponseSchema: GenMessage<FollowEventsResponse> = /*@__PURE__*/
-  messageDesc(file_audit_v1_events, 6);
+  messageDesc(file_audit_v1_events, 7);
 
 /**
  * EventService reads a project's events, with an API key or a frontend token
