@@ -7,6 +7,10 @@
  * keeps the last value, other readers the first, so the verifier would vouch for content
  * another tool shows differently (RFC 8785 takes I-JSON, which forbids duplicates). It
  * becomes an `UnreadableEvent` naming the member, and the verifier fails that event.
+ * So does an event with a number not written in the shortest form the service writes
+ * (`9007199254740993` reads as 9007199254740992 here, as itself in a reader that keeps
+ * every digit): the commitment covers the value read, so another reader's value would
+ * pass unchecked.
  */
 
 /** An input item that is not an event the verifier can read, with why. */
@@ -19,23 +23,58 @@ export class UnreadableEvent {
 
 /** The path (`context.geo.city`, `[2].actorId`) of the first member name given twice in a JSON text, if any. */
 export function duplicateMember(text: string): string | undefined {
+  return scan(text).duplicate;
+}
+
+/** Where a JSON text (known to parse) reads differently in different readers, and why. */
+interface Ambiguity {
+  /** The path of the member or number, as `duplicateMember` gives it. */
+  path: string;
+  /** Why, in words, beginning with a verb ("gives the member … twice"). */
+  why: string;
+}
+
+/** The first ambiguity of a JSON text: a member name given twice, else a loose number. */
+export function ambiguity(text: string): Ambiguity | undefined {
+  const found = scan(text);
+  if (found.duplicate !== undefined) {
+    return { path: found.duplicate, why: `gives the member ${found.duplicate} ${TWICE}` };
+  }
+  if (found.looseNumber !== undefined) {
+    const { path, written } = found.looseNumber;
+    return {
+      path,
+      why: `writes the number ${path} as ${written}, which reads as ${String(Number(written))} here and may read as another value elsewhere: the service writes every number in its shortest form`,
+    };
+  }
+  return undefined;
+}
+
+function scan(text: string): {
+  duplicate?: string;
+  looseNumber?: { path: string; written: string };
+} {
   const scanner = new DuplicateScanner(text);
   try {
     scanner.value("");
   } catch (found) {
-    if (found instanceof DuplicateFound) return found.path;
+    if (found instanceof DuplicateFound) return { duplicate: found.path };
     throw found;
   }
-  return undefined;
+  return scanner.looseNumber ? { looseNumber: scanner.looseNumber } : {};
 }
 
 class DuplicateFound {
   constructor(readonly path: string) {}
 }
 
-/** A scan of JSON text already known to parse: it looks at member names only. */
+/**
+ * A scan of JSON text already known to parse: it looks at member names, and notes the
+ * first number not written as ECMAScript writes it (String(Number(text))).
+ */
 class DuplicateScanner {
   private at = 0;
+  looseNumber: { path: string; written: string } | undefined;
 
   constructor(private readonly text: string) {}
 
@@ -45,7 +84,7 @@ class DuplicateScanner {
     if (c === "{") this.object(path);
     else if (c === "[") this.array(path);
     else if (c === '"') this.string();
-    else this.scalar();
+    else this.scalar(path);
   }
 
   private object(path: string): void {
@@ -97,9 +136,15 @@ class DuplicateScanner {
     return this.text.slice(start, this.at);
   }
 
-  private scalar(): void {
+  private scalar(path: string): void {
+    const start = this.at;
     while (this.at < this.text.length && !",]} \t\r\n".includes(this.text[this.at] as string)) {
       this.at++;
+    }
+    const written = this.text.slice(start, this.at);
+    const isNumber = written !== "true" && written !== "false" && written !== "null";
+    if (isNumber && this.looseNumber === undefined && String(Number(written)) !== written) {
+      this.looseNumber = { path, written };
     }
   }
 
@@ -110,15 +155,15 @@ class DuplicateScanner {
 
 const TWICE = "twice: readers disagree on which value is the event's";
 
-/** An event parsed from its JSON text, or an UnreadableEvent when a member name repeats. */
+/** An event parsed from its JSON text, or an UnreadableEvent when it is ambiguous. */
 export function eventFromJson(text: string): unknown {
-  return checkedEvent(JSON.parse(text), duplicateMember(text));
+  return checkedEvent(JSON.parse(text), ambiguity(text));
 }
 
-/** `value`, or the UnreadableEvent naming its repeated member `duplicate`. */
-function checkedEvent(value: unknown, duplicate: string | undefined): unknown {
-  if (duplicate === undefined) return value;
-  return new UnreadableEvent(`its JSON gives the member ${duplicate} ${TWICE}`, eventIdOf(value));
+/** `value`, or the UnreadableEvent naming its ambiguity. */
+function checkedEvent(value: unknown, found: Ambiguity | undefined): unknown {
+  if (found === undefined) return value;
+  return new UnreadableEvent(`its JSON ${found.why}`, eventIdOf(value));
 }
 
 function eventIdOf(value: unknown): string | undefined {
@@ -141,26 +186,28 @@ function itemsOf(value: unknown): { items: unknown[]; prefix: string } | undefin
  * fails only the event that holds it (the whole document when it is outside every event).
  */
 function* eventsOfDocument(text: string, value: unknown): Generator<unknown> {
-  const duplicate = duplicateMember(text);
+  const found = ambiguity(text);
   const list = itemsOf(value);
   if (list === undefined) {
-    yield checkedEvent(value, duplicate);
+    yield checkedEvent(value, found);
     return;
   }
-  // Which item holds the repeat: `events[3].actorId` (a page), `[3].actorId` (an array).
+  // Which item holds it: `events[3].actorId` (a page), `[3].actorId` (an array).
   const culprit =
-    duplicate === undefined
+    found === undefined
       ? undefined
-      : new RegExp(`^${list.prefix}\\[(\\d+)\\]\\.?`).exec(duplicate);
-  if (culprit === null) {
-    yield new UnreadableEvent(`the document gives the member ${duplicate} twice`);
+      : new RegExp(`^${list.prefix}\\[(\\d+)\\]\\.?`).exec(found.path);
+  if (found !== undefined && culprit === null) {
+    yield new UnreadableEvent(`the document ${found.why}`);
     return;
   }
   for (let i = 0; i < list.items.length; i++) {
     const item = list.items[i];
-    yield culprit && i === Number(culprit[1])
-      ? checkedEvent(item, duplicate?.slice(culprit[0].length))
-      : item;
+    if (found && culprit && i === Number(culprit[1])) {
+      // The path within the event, and the words that name it, without the item's prefix.
+      const path = found.path.slice(culprit[0].length);
+      yield checkedEvent(item, { path, why: found.why.replace(found.path, path) });
+    } else yield item;
   }
 }
 

@@ -54,6 +54,52 @@ describe("eventsOfText", () => {
     expect(outer).toHaveLength(1);
     expect(outer[0]).toBeInstanceOf(UnreadableEvent);
   });
+
+  it("turns an event with a number not in its shortest form into an UnreadableEvent naming it", () => {
+    // Each reads as another value here than in a reader that keeps every digit, or is
+    // not how the service writes the value it read.
+    for (const written of [
+      "9007199254740993",
+      "1234567890123456849",
+      "1.0",
+      "1e21",
+      "1E+21",
+      "-0",
+      "0.10",
+    ]) {
+      const line = `{"eventId":"${b.eventId}","context":{"n":[1,${written}]}}`;
+      const [item] = [...eventsOfText(line)];
+      expect(item, written).toBeInstanceOf(UnreadableEvent);
+      expect(item).toMatchObject({
+        eventId: b.eventId,
+        problem: `its JSON writes the number context.n[1] as ${written}, which reads as ${String(Number(written))} here and may read as another value elsewhere: the service writes every number in its shortest form`,
+      });
+    }
+    // As the service writes them: passed on.
+    for (const written of [
+      "0",
+      "-3",
+      "1.5",
+      "0.1",
+      "1e+21",
+      "1e-7",
+      "9007199254740992",
+      "1234567890123456800",
+    ]) {
+      const line = `{"eventId":"${b.eventId}","context":{"n":${written}}}`;
+      expect([...eventsOfText(line)], written).toEqual([
+        { eventId: b.eventId, context: { n: Number(written) } },
+      ]);
+    }
+    // In a page, only the event that holds it.
+    const page = `{"events":[${JSON.stringify(a)},{"eventId":"${c.eventId}","context":{"n":2.50}}]}`;
+    const items = [...eventsOfText(page)];
+    expect(items[0]).toEqual(a);
+    expect(items[1]).toMatchObject({
+      eventId: c.eventId,
+      problem: expect.stringMatching(/^its JSON writes the number context\.n as 2\.50,/),
+    });
+  });
 });
 
 describe("duplicateMember", () => {

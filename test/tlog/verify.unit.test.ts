@@ -483,6 +483,46 @@ describe("events whose JSON gives a member name twice", () => {
   });
 });
 
+describe("what an export may hold beyond the commitment", () => {
+  it("a number rewritten in a longer form that reads as the same float fails by name; the others verify", async () => {
+    const { events, vkey, signer } = await log(3);
+    events[1] = { ...events[1], context: { amountCents: 9007199254740992 } };
+    const lines = events.map((e) => JSON.stringify(e));
+    // Rebuilt with the context, then the number written as another value that reads the same here.
+    const tree = createMemoryTree(crypto);
+    for (const event of events) await tree.append((await listedEventLeaf(crypto, event)).leaf);
+    const checkpoint = await signCheckpoint(
+      crypto,
+      { origin: ORIGIN, size: 3, rootHash: await tree.root(3) },
+      signer,
+    );
+    lines[1] = (lines[1] ?? "").replace("9007199254740992", "9007199254740993");
+    const report = await verify({
+      verifierKey: vkey,
+      checkpoint,
+      events: eventsOfText(lines.join("\n")),
+    });
+    expect(report.ok).toBe(false);
+    expect(report.failures[0]).toEqual({
+      subject: `event ${String(events[1]?.eventId)}`,
+      problem: expect.stringMatching(/writes the number context\.amountCents as 9007199254740993/),
+    });
+  });
+
+  it("members the commitment does not cover are said, not verified, and fail nothing", async () => {
+    const { events, vkey, checkpointAt } = await log(3);
+    const report = await verify({
+      verifierKey: vkey,
+      checkpoint: await checkpointAt(3),
+      events: events.map((e, i) => (i === 2 ? { ...e, ip: "203.0.113.9", actorEmail: "a@b" } : e)),
+    });
+    expect(report.ok).toBe(true);
+    expect(report.checked).toContain(
+      "not proven: 1 event(s) carry members their commitment does not cover (actorEmail, ip); what these say is not verified",
+    );
+  });
+});
+
 describe("erased events", () => {
   it("are listed by logIndex, id and erasure time, for the auditor to match with erasure records", async () => {
     const { events, tree, vkey, checkpointAt } = await log(6);
