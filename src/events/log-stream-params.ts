@@ -11,8 +11,11 @@
 import { ServiceError } from "../errors.js";
 import { type ListParams, parseListParams } from "./list-params.js";
 
-/** The largest log index a request may name (PostgreSQL's int8). */
+/** The largest log index a stored event may have (PostgreSQL's int8). */
 export const MAX_LOG_INDEX = 2n ** 63n - 2n;
+
+/** The largest fromIndex or toIndex a request may give: the RPC fields' uint64. */
+const MAX_REQUEST_INDEX = 2n ** 64n - 1n;
 
 /** The filters of a log stream: the list's, without paging. */
 export type LogStreamFilters = Omit<ListParams, "limit" | "cursor">;
@@ -97,8 +100,13 @@ function logIndex(input: Record<string, unknown>, name: string): bigint | undefi
   const value = input[name];
   if (value === undefined || value === null) return undefined;
   const text = typeof value === "number" && Number.isSafeInteger(value) ? String(value) : value;
-  if (typeof text !== "string" || !/^\d{1,19}$/.test(text) || BigInt(text) > MAX_LOG_INDEX) {
+  if (typeof text !== "string" || !/^\d+$/.test(text)) {
     throw bad(`${name} must be a log index (a non-negative integer)`);
+  }
+  // Any index the RPC's uint64 fields can carry: one past the log's end is judged (and
+  // a toIndex cut to the end) against the log's size, never sent to the database.
+  if (text.length > 20 || BigInt(text) > MAX_REQUEST_INDEX) {
+    throw bad(`${name} must be at most ${MAX_REQUEST_INDEX}`);
   }
   return BigInt(text);
 }

@@ -97,6 +97,13 @@ describe("export", () => {
     expect(ndjson(response.text).map((event) => event.logIndex)).toEqual(
       Array.from({ length: 10 }, (_, i) => 10 + i),
     );
+    // Any toIndex the RPC's uint64 can hold is cut to the log's end.
+    const whole = await exportEvents(server, bearer(secret), {
+      fromIndex: EVENTS - 2,
+      toIndex: "18446744073709551615",
+    });
+    expect(whole.status).toBe(200);
+    expect(whole.headers.get("x-export-end-index")).toBe(String(EVENTS));
   });
 
   it("resumes a cut export at the last logIndex + 1, losing and repeating nothing", async () => {
@@ -309,6 +316,11 @@ describe("export", () => {
       ],
       [{ fromIndex: -1 }, "fromIndex must be a log index (a non-negative integer)"],
       [{ toIndex: "ten" }, "toIndex must be a log index (a non-negative integer)"],
+      [{ toIndex: "18446744073709551616" }, "toIndex must be at most 18446744073709551615"],
+      [
+        { fromIndex: "9223372036854775808" },
+        `fromIndex 9223372036854775808 is beyond the end of the log, which holds ${EVENTS} events`,
+      ],
       [{ limit: 5 }, "limit is not a parameter of a log stream: use fromIndex to resume"],
       [
         { from: "yesterday" },
