@@ -7,10 +7,10 @@
  * keeps the last value, other readers the first, so the verifier would vouch for content
  * another tool shows differently (RFC 8785 takes I-JSON, which forbids duplicates). It
  * becomes an `UnreadableEvent` naming the member, and the verifier fails that event.
- * So does an event with a number not written in the shortest form the service writes
+ * So does an event with a number whose digits are not the value it reads as
  * (`9007199254740993` reads as 9007199254740992 here, as itself in a reader that keeps
  * every digit): the commitment covers the value read, so another reader's value would
- * pass unchecked.
+ * pass unchecked. Each event of a page or an array is judged alone.
  */
 
 /** An input item that is not an event the verifier can read, with why. */
@@ -23,58 +23,50 @@ export class UnreadableEvent {
 
 /** The path (`context.geo.city`, `[2].actorId`) of the first member name given twice in a JSON text, if any. */
 export function duplicateMember(text: string): string | undefined {
-  return scan(text).duplicate;
+  return ambiguities(text).find((found) => found.duplicate)?.path;
 }
 
-/** Where a JSON text (known to parse) reads differently in different readers, and why. */
+/** A place where a JSON text (known to parse) reads differently in different readers, and why. */
 interface Ambiguity {
   /** The path of the member or number, as `duplicateMember` gives it. */
   path: string;
   /** Why, in words, beginning with a verb ("gives the member … twice"). */
   why: string;
-}
-
-/** The first ambiguity of a JSON text: a member name given twice, else a loose number. */
-export function ambiguity(text: string): Ambiguity | undefined {
-  const found = scan(text);
-  if (found.duplicate !== undefined) {
-    return { path: found.duplicate, why: `gives the member ${found.duplicate} ${TWICE}` };
-  }
-  if (found.looseNumber !== undefined) {
-    const { path, written } = found.looseNumber;
-    return {
-      path,
-      why: `writes the number ${path} as ${written}, which reads as ${String(Number(written))} here and may read as another value elsewhere: the service writes every number in its shortest form`,
-    };
-  }
-  return undefined;
-}
-
-function scan(text: string): {
-  duplicate?: string;
-  looseNumber?: { path: string; written: string };
-} {
-  const scanner = new DuplicateScanner(text);
-  try {
-    scanner.value("");
-  } catch (found) {
-    if (found instanceof DuplicateFound) return { duplicate: found.path };
-    throw found;
-  }
-  return scanner.looseNumber ? { looseNumber: scanner.looseNumber } : {};
-}
-
-class DuplicateFound {
-  constructor(readonly path: string) {}
+  /** A member name given twice (else a number). */
+  duplicate: boolean;
 }
 
 /**
- * A scan of JSON text already known to parse: it looks at member names, and notes the
- * first number not written as ECMAScript writes it (String(Number(text))).
+ * Every ambiguity of a JSON text, in text order: member names given twice, and numbers
+ * whose decimal value is not the value they read as (`9007199254740993` reads as
+ * 9007199254740992 here, as itself in a reader that keeps every digit). `1.0`, `1e-07`
+ * or `2.50` say exactly the value they read as: every reader agrees on them.
+ */
+export function ambiguities(text: string): Ambiguity[] {
+  const scanner = new DuplicateScanner(text);
+  scanner.value("");
+  return scanner.found;
+}
+
+/** The digits and exponent of a decimal number's text, normalised (`2.50` and `25e-1` alike). */
+function decimalValue(text: string): string {
+  const match = /^(-?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/.exec(text);
+  if (!match) return text;
+  const [, sign, whole = "", fraction = "", exponent = "0"] = match;
+  const digits = `${whole}${fraction}`.replace(/^0+/, "");
+  if (digits === "") return "0";
+  const trimmed = digits.replace(/0+$/, "");
+  const scale = BigInt(exponent) - BigInt(fraction.length) + BigInt(digits.length - trimmed.length);
+  return `${sign}${trimmed}e${scale}`;
+}
+
+/**
+ * A scan of JSON text already known to parse: it looks at member names and numbers, and
+ * notes each ambiguity.
  */
 class DuplicateScanner {
   private at = 0;
-  looseNumber: { path: string; written: string } | undefined;
+  readonly found: Ambiguity[] = [];
 
   constructor(private readonly text: string) {}
 
@@ -100,7 +92,13 @@ class DuplicateScanner {
       const quoted = this.string();
       const name = quoted.includes("\\") ? (JSON.parse(quoted) as string) : quoted.slice(1, -1);
       const memberPath = path === "" ? name : `${path}.${name}`;
-      if (names.has(name)) throw new DuplicateFound(memberPath);
+      if (names.has(name)) {
+        this.found.push({
+          path: memberPath,
+          why: `gives the member ${memberPath} ${TWICE}`,
+          duplicate: true,
+        });
+      }
       names.add(name);
       this.space();
       this.at++; // ":"
@@ -142,9 +140,14 @@ class DuplicateScanner {
       this.at++;
     }
     const written = this.text.slice(start, this.at);
-    const isNumber = written !== "true" && written !== "false" && written !== "null";
-    if (isNumber && this.looseNumber === undefined && String(Number(written)) !== written) {
-      this.looseNumber = { path, written };
+    if (written === "true" || written === "false" || written === "null") return;
+    const read = String(Number(written));
+    if (read !== written && decimalValue(read) !== decimalValue(written)) {
+      this.found.push({
+        path,
+        why: `writes the number ${path} as ${written}, which reads as ${read} here and as another value in a reader that keeps every digit`,
+        duplicate: false,
+      });
     }
   }
 
@@ -157,7 +160,7 @@ const TWICE = "twice: readers disagree on which value is the event's";
 
 /** An event parsed from its JSON text, or an UnreadableEvent when it is ambiguous. */
 export function eventFromJson(text: string): unknown {
-  return checkedEvent(JSON.parse(text), ambiguity(text));
+  return checkedEvent(JSON.parse(text), ambiguities(text)[0]);
 }
 
 /** `value`, or the UnreadableEvent naming its ambiguity. */
@@ -186,29 +189,28 @@ function itemsOf(value: unknown): { items: unknown[]; prefix: string } | undefin
  * fails only the event that holds it (the whole document when it is outside every event).
  */
 function* eventsOfDocument(text: string, value: unknown): Generator<unknown> {
-  const found = ambiguity(text);
+  const found = ambiguities(text);
   const list = itemsOf(value);
   if (list === undefined) {
-    yield checkedEvent(value, found);
+    yield checkedEvent(value, found[0]);
     return;
   }
-  // Which item holds it: `events[3].actorId` (a page), `[3].actorId` (an array).
-  const culprit =
-    found === undefined
-      ? undefined
-      : new RegExp(`^${list.prefix}\\[(\\d+)\\]\\.?`).exec(found.path);
-  if (found !== undefined && culprit === null) {
-    yield new UnreadableEvent(`the document ${found.why}`);
-    return;
+  // Which item holds each: `events[3].actorId` (a page), `[3].actorId` (an array); the
+  // first of each item fails it, one outside every item the whole document.
+  const item = new RegExp(`^${list.prefix}\\[(\\d+)\\]\\.?`);
+  const byItem = new Map<number, Ambiguity>();
+  for (const one of found) {
+    const culprit = item.exec(one.path);
+    if (culprit === null) {
+      yield new UnreadableEvent(`the document ${one.why}`);
+      return;
+    }
+    const index = Number(culprit[1]);
+    const path = one.path.slice(culprit[0].length);
+    if (!byItem.has(index))
+      byItem.set(index, { ...one, path, why: one.why.replace(one.path, path) });
   }
-  for (let i = 0; i < list.items.length; i++) {
-    const item = list.items[i];
-    if (found && culprit && i === Number(culprit[1])) {
-      // The path within the event, and the words that name it, without the item's prefix.
-      const path = found.path.slice(culprit[0].length);
-      yield checkedEvent(item, { path, why: found.why.replace(found.path, path) });
-    } else yield item;
-  }
+  for (let i = 0; i < list.items.length; i++) yield checkedEvent(list.items[i], byItem.get(i));
 }
 
 /**

@@ -55,34 +55,33 @@ describe("eventsOfText", () => {
     expect(outer[0]).toBeInstanceOf(UnreadableEvent);
   });
 
-  it("turns an event with a number not in its shortest form into an UnreadableEvent naming it", () => {
-    // Each reads as another value here than in a reader that keeps every digit, or is
-    // not how the service writes the value it read.
+  it("turns an event with a number whose digits are not the value it reads as into an UnreadableEvent naming it", () => {
+    // Each reads here as another value than a reader that keeps every digit reads.
     for (const written of [
       "9007199254740993",
       "1234567890123456849",
-      "1.0",
-      "1e21",
-      "1E+21",
-      "-0",
-      "0.10",
+      "0.1000000000000000000001",
+      "1e400",
     ]) {
       const line = `{"eventId":"${b.eventId}","context":{"n":[1,${written}]}}`;
       const [item] = [...eventsOfText(line)];
       expect(item, written).toBeInstanceOf(UnreadableEvent);
       expect(item).toMatchObject({
         eventId: b.eventId,
-        problem: `its JSON writes the number context.n[1] as ${written}, which reads as ${String(Number(written))} here and may read as another value elsewhere: the service writes every number in its shortest form`,
+        problem: `its JSON writes the number context.n[1] as ${written}, which reads as ${String(Number(written))} here and as another value in a reader that keeps every digit`,
       });
     }
-    // As the service writes them: passed on.
+    // Other spellings of the value they read as (as jq or Python may write them): passed on.
     for (const written of [
       "0",
+      "-0",
       "-3",
+      "1.0",
       "1.5",
-      "0.1",
-      "1e+21",
-      "1e-7",
+      "0.10",
+      "1e21",
+      "1E+21",
+      "1e-07",
       "9007199254740992",
       "1234567890123456800",
     ]) {
@@ -91,13 +90,19 @@ describe("eventsOfText", () => {
         { eventId: b.eventId, context: { n: Number(written) } },
       ]);
     }
-    // In a page, only the event that holds it.
-    const page = `{"events":[${JSON.stringify(a)},{"eventId":"${c.eventId}","context":{"n":2.50}}]}`;
+    // In a page or an array, every event that holds one, and only those.
+    const page = `{"events":[{"eventId":"${a.eventId}","context":{"n":9007199254740993}},${JSON.stringify(b)},{"eventId":"${c.eventId}","context":{"n":2.50,"m":1234567890123456849}}]}`;
     const items = [...eventsOfText(page)];
-    expect(items[0]).toEqual(a);
-    expect(items[1]).toMatchObject({
+    expect(items[0]).toMatchObject({
+      eventId: a.eventId,
+      problem: expect.stringMatching(/^its JSON writes the number context\.n as 9007199254740993,/),
+    });
+    expect(items[1]).toEqual(b);
+    expect(items[2]).toMatchObject({
       eventId: c.eventId,
-      problem: expect.stringMatching(/^its JSON writes the number context\.n as 2\.50,/),
+      problem: expect.stringMatching(
+        /^its JSON writes the number context\.m as 1234567890123456849,/,
+      ),
     });
   });
 });
