@@ -302,11 +302,12 @@ function trackSessions(
  * (ALPN chooses) or routes it by its first bytes.
  */
 function createServers(serve: Handler, options: ListenOptions, maxConnections: number): Servers {
-  // The answer in progress on each HTTP/1.1 connection: a request refused while its body
-  // is read (the request timeout) is answered with its request id.
-  const answering = new WeakMap<Socket, NodeResponse>();
+  // The request whose body is being read on each HTTP/1.1 connection: refused by the
+  // request timeout, it is answered with its own request id (a request after it, or one
+  // node could not parse, with a new one).
+  const reading = new WeakMap<Socket, { req: NodeRequest; res: NodeResponse }>();
   const serveHttp1: Handler = (req, res) => {
-    answering.set(req.socket, res);
+    reading.set(req.socket, { req, res });
     serve(req, res);
   };
   /**
@@ -328,9 +329,11 @@ function createServers(serve: Handler, options: ListenOptions, maxConnections: n
     serveHttp1,
   );
   h1.on("clientError", (error: NodeJS.ErrnoException, socket: Socket) => {
-    const pending = answering.get(socket);
+    const pending = reading.get(socket);
     const requestId =
-      pending && !pending.headersSent ? pending.getHeader("x-request-id") : undefined;
+      pending && !pending.req.complete && !pending.res.headersSent
+        ? pending.res.getHeader("x-request-id")
+        : undefined;
     answerClientError(error, socket, typeof requestId === "string" ? requestId : randomUUID());
   });
   h1.on("connection", lingerWhenClosing);
