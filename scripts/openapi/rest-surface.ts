@@ -756,6 +756,7 @@ function streamSurfaces(): Record<string, MethodSurface> {
           messages: [
             "format must be ndjson or csv",
             "fromIndex must not be greater than toIndex",
+            "toIndex must be at most 18446744073709551615",
             ...STREAM_400,
             HTTPS_400,
             ...AMBIGUOUS_400,

@@ -14,8 +14,6 @@ export function exportRangeHeaders(range: {
   endIndex?: bigint;
 }): Record<string, string> {
   if (range.endIndex === undefined) return {};
-  return {
-    "x-export-from-index": String(range.fromIndex),
-    "x-export-end-index": String(range.endIndex),
-  };
+  const [from, end] = EXPORT_RANGE_HEADERS;
+  return { [from]: String(range.fromIndex), [end]: String(range.endIndex) };
 }

@@ -39,7 +39,8 @@ export async function runScript(
   });
   const timer =
     killAfterMs === undefined ? undefined : setTimeout(() => child.kill("SIGKILL"), killAfterMs);
-  const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+  // "close", not "exit": the output is read to its end.
+  const code = await new Promise<number | null>((resolve) => child.once("close", resolve));
   clearTimeout(timer);
   return { code, stdout, stderr };
 }
