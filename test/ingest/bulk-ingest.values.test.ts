@@ -65,9 +65,12 @@ describe("values PostgreSQL refuses as text", () => {
       const odds = listed.find((event) => event.entityId !== "plain");
       const { tenantId: _, ...fields } = sent[0] as Record<string, unknown>;
       expect(odds).toMatchObject(fields);
-      // Searchable by its exact filter value.
+      // Found by its exact filter value. A URL cannot carry a lone surrogate (it is sent as
+      // U+FFFD), and a lone surrogate is its own value, apart from U+FFFD: not found so.
       const found = await listedEvents(server, bearer(key.secret), { actorId: `actor${odd}` });
-      expect(found.map((event) => event.eventId)).toContain(odds?.eventId);
+      const ids = found.map((event) => event.eventId);
+      if (/\p{Surrogate}/u.test(odd)) expect(ids).not.toContain(odds?.eventId);
+      else expect(ids).toContain(odds?.eventId);
     },
   );
 
