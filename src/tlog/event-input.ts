@@ -26,14 +26,14 @@ export function duplicateMember(text: string): string | undefined {
   return ambiguities(text).find((found) => found.duplicate)?.path;
 }
 
-/** A place where a JSON text (known to parse) reads differently in different readers, and why. */
+/** A place where a JSON text (known to parse) reads differently in different readers. */
 interface Ambiguity {
   /** The path of the member or number, as `duplicateMember` gives it. */
   path: string;
-  /** Why, in words, beginning with a verb ("gives the member … twice"). */
-  why: string;
   /** A member name given twice (else a number). */
   duplicate: boolean;
+  /** Why, in words, beginning with a verb ("gives the member … twice"), naming it by `path`. */
+  why(path: string): string;
 }
 
 /**
@@ -43,7 +43,7 @@ interface Ambiguity {
  * or `2.50` say exactly the value they read as: every reader agrees on them.
  */
 export function ambiguities(text: string): Ambiguity[] {
-  const scanner = new DuplicateScanner(text);
+  const scanner = new AmbiguityScanner(text);
   scanner.value("");
   return scanner.found;
 }
@@ -64,7 +64,7 @@ function decimalValue(text: string): string {
  * A scan of JSON text already known to parse: it looks at member names and numbers, and
  * notes each ambiguity.
  */
-class DuplicateScanner {
+class AmbiguityScanner {
   private at = 0;
   readonly found: Ambiguity[] = [];
 
@@ -95,8 +95,8 @@ class DuplicateScanner {
       if (names.has(name)) {
         this.found.push({
           path: memberPath,
-          why: `gives the member ${memberPath} ${TWICE}`,
           duplicate: true,
+          why: (at) => `gives the member ${at} ${TWICE}`,
         });
       }
       names.add(name);
@@ -145,8 +145,9 @@ class DuplicateScanner {
     if (read !== written && decimalValue(read) !== decimalValue(written)) {
       this.found.push({
         path,
-        why: `writes the number ${path} as ${written}, which reads as ${read} here and as another value in a reader that keeps every digit`,
         duplicate: false,
+        why: (at) =>
+          `writes the number ${at} as ${written}, which reads as ${read} here and as another value in a reader that keeps every digit`,
       });
     }
   }
@@ -163,10 +164,10 @@ export function eventFromJson(text: string): unknown {
   return checkedEvent(JSON.parse(text), ambiguities(text)[0]);
 }
 
-/** `value`, or the UnreadableEvent naming its ambiguity. */
-function checkedEvent(value: unknown, found: Ambiguity | undefined): unknown {
-  if (found === undefined) return value;
-  return new UnreadableEvent(`its JSON ${found.why}`, eventIdOf(value));
+/** `value`, or the UnreadableEvent naming its ambiguity, at `path` within it. */
+function checkedEvent(value: unknown, found: Ambiguity | undefined, path = found?.path): unknown {
+  if (found === undefined || path === undefined) return value;
+  return new UnreadableEvent(`its JSON ${found.why(path)}`, eventIdOf(value));
 }
 
 function eventIdOf(value: unknown): string | undefined {
@@ -198,19 +199,20 @@ function* eventsOfDocument(text: string, value: unknown): Generator<unknown> {
   // Which item holds each: `events[3].actorId` (a page), `[3].actorId` (an array); the
   // first of each item fails it, one outside every item the whole document.
   const item = new RegExp(`^${list.prefix}\\[(\\d+)\\]\\.?`);
-  const byItem = new Map<number, Ambiguity>();
+  const byItem = new Map<number, { one: Ambiguity; path: string }>();
   for (const one of found) {
     const culprit = item.exec(one.path);
     if (culprit === null) {
-      yield new UnreadableEvent(`the document ${one.why}`);
+      yield new UnreadableEvent(`the document ${one.why(one.path)}`);
       return;
     }
     const index = Number(culprit[1]);
-    const path = one.path.slice(culprit[0].length);
-    if (!byItem.has(index))
-      byItem.set(index, { ...one, path, why: one.why.replace(one.path, path) });
+    if (!byItem.has(index)) byItem.set(index, { one, path: one.path.slice(culprit[0].length) });
   }
-  for (let i = 0; i < list.items.length; i++) yield checkedEvent(list.items[i], byItem.get(i));
+  for (let i = 0; i < list.items.length; i++) {
+    const held = byItem.get(i);
+    yield checkedEvent(list.items[i], held?.one, held?.path);
+  }
 }
 
 /**
