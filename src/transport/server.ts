@@ -305,9 +305,9 @@ function createServers(serve: Handler, options: ListenOptions, maxConnections: n
   // The request whose body is being read on each HTTP/1.1 connection: refused by the
   // request timeout, it is answered with its own request id (a request after it, or one
   // node could not parse, with a new one).
-  const reading = new WeakMap<Socket, { req: NodeRequest; res: NodeResponse }>();
+  const reading = new WeakMap<Socket, NodeResponse>();
   const serveHttp1: Handler = (req, res) => {
-    reading.set(req.socket, { req, res });
+    reading.set(req.socket, res);
     serve(req, res);
   };
   /**
@@ -331,8 +331,8 @@ function createServers(serve: Handler, options: ListenOptions, maxConnections: n
   h1.on("clientError", (error: NodeJS.ErrnoException, socket: Socket) => {
     const pending = reading.get(socket);
     const requestId =
-      pending && !pending.req.complete && !pending.res.headersSent
-        ? pending.res.getHeader("x-request-id")
+      pending && !pending.req.complete && !pending.headersSent
+        ? pending.getHeader("x-request-id")
         : undefined;
     answerClientError(error, socket, typeof requestId === "string" ? requestId : randomUUID());
   });
