@@ -9,9 +9,9 @@
  * computed without the key. Short values (most search tokens) are encoded directly as
  * [length, column code, UTF-8 bytes, zero padding]; longer ones as a marker byte and
  * 15 bytes of SHA-256(column NUL value). A value with a lone surrogate is written in
- * WTF-8 rather than UTF-8 (which would make it U+FFFD), so the encoding stays injective. A few cipher calls cover all values of an
- * event (its filters, then its search tokens), where an HMAC per value cost several
- * times as much.
+ * WTF-8 rather than UTF-8 (which would make it U+FFFD), so the encoding stays injective.
+ * A few cipher calls cover all values of an event (its filters, then its search tokens),
+ * where an HMAC per value cost several times as much.
  */
 import { type Cipher, createCipheriv, hash } from "node:crypto";
 
