@@ -96,34 +96,30 @@ export function buildOpenApi(files: readonly DescFile[], options: OpenApiOptions
       allOf: [ref(events.message, "output")],
       required: ["logIndex"],
     };
-    // What the streams send at the position of an erased or expired event (docs/lifecycle.md).
-    schemas.ErasedEvent ??= {
+    // What the streams send at a position whose event they cannot list: an erased or
+    // expired one (docs/lifecycle.md), or one whose stored content does not decrypt.
+    const positionRecord = (description: string, name: string, member: JsonSchema) => ({
       type: "object",
-      description:
-        "The tombstone of an erased or expired event, at its position in the log: its content is gone, its leaf stays in the verifiable log.",
-      required: ["eventId", "logIndex", "receivedAt", "erasedAt"],
+      description,
+      required: ["eventId", "logIndex", "receivedAt", name],
       additionalProperties: false,
       properties: {
         eventId: { type: "string", format: "uuid" },
         logIndex: { type: "integer", minimum: 0 },
         receivedAt: { type: "string", format: "date-time" },
-        erasedAt: { type: "string", format: "date-time" },
+        [name]: member,
       },
-    };
-    // What they send at the position of an event whose stored content does not decrypt.
-    schemas.UnreadableEvent ??= {
-      type: "object",
-      description:
-        "An event whose stored content does not decrypt (altered or damaged in storage), named at its position in the log; the stream goes on past it.",
-      required: ["eventId", "logIndex", "receivedAt", "unreadable"],
-      additionalProperties: false,
-      properties: {
-        eventId: { type: "string", format: "uuid" },
-        logIndex: { type: "integer", minimum: 0 },
-        receivedAt: { type: "string", format: "date-time" },
-        unreadable: { type: "string", description: "Why, in words." },
-      },
-    };
+    });
+    schemas.ErasedEvent ??= positionRecord(
+      "The tombstone of an erased or expired event, at its position in the log: its content is gone, its leaf stays in the verifiable log.",
+      "erasedAt",
+      { type: "string", format: "date-time" },
+    );
+    schemas.UnreadableEvent ??= positionRecord(
+      "An event whose stored content does not decrypt (altered or damaged in storage), named at its position in the log; the stream goes on past it.",
+      "unreadable",
+      { type: "string", description: "Why, in words." },
+    );
     return {
       oneOf: [
         { $ref: "#/components/schemas/LoggedEvent" },
